@@ -1,0 +1,331 @@
+package skill
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+)
+
+// Default limits for one skill's manifest.
+const (
+	DefaultMaxFiles = 512
+	DefaultMaxBytes = 16 << 20
+)
+
+// maxLinkHops bounds symlink resolution, the way kernels bound it, so a
+// loop of links ends in an error instead of spinning.
+const maxLinkHops = 40
+
+// Limits bounds what one skill may hold. The zero value means the
+// defaults; negative values are errors.
+type Limits struct {
+	// MaxFileSize caps SKILL.md in bytes (default 1 MiB).
+	MaxFileSize int64
+	// MaxFiles caps the number of files in the manifest (default 512).
+	MaxFiles int
+	// MaxBytes caps the summed size of the manifest's files (default 16 MiB).
+	MaxBytes int64
+}
+
+// WithDefaults returns l with zero fields set to their defaults, or an
+// error naming the first negative field.
+func (l Limits) WithDefaults() (Limits, error) {
+	switch {
+	case l.MaxFileSize < 0:
+		return l, fmt.Errorf("skill: Limits.MaxFileSize is %d; use 0 for the default or a positive byte count", l.MaxFileSize)
+	case l.MaxFiles < 0:
+		return l, fmt.Errorf("skill: Limits.MaxFiles is %d; use 0 for the default or a positive count", l.MaxFiles)
+	case l.MaxBytes < 0:
+		return l, fmt.Errorf("skill: Limits.MaxBytes is %d; use 0 for the default or a positive byte count", l.MaxBytes)
+	}
+	if l.MaxFileSize == 0 {
+		l.MaxFileSize = DefaultMaxFileSize
+	}
+	if l.MaxFiles == 0 {
+		l.MaxFiles = DefaultMaxFiles
+	}
+	if l.MaxBytes == 0 {
+		l.MaxBytes = DefaultMaxBytes
+	}
+	return l, nil
+}
+
+// File is one entry of a skill's manifest.
+type File struct {
+	// Path is slash-separated and relative to the skill folder.
+	Path string `json:"path"`
+	// Target is the file's path in the source file system when it was
+	// reached through a symlink; empty otherwise.
+	Target string `json:"-"`
+	Size   int64  `json:"size"`
+	// SHA256 is the hex digest of the content, set only when the manifest
+	// was read with hashing.
+	SHA256 string `json:"sha256,omitempty"`
+	// Doc is true for text documents other than SKILL.md (see IsDoc).
+	Doc bool `json:"doc,omitempty"`
+}
+
+// Manifest lists every file that belongs to a skill, sorted by path.
+type Manifest struct {
+	Files []File
+	Bytes int64
+}
+
+// Docs returns the paths of the manifest's documents, sorted.
+func (m *Manifest) Docs() []string {
+	var out []string
+	for _, f := range m.Files {
+		if f.Doc {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
+
+// Lookup returns the manifest entry for rel.
+func (m *Manifest) Lookup(rel string) (File, bool) {
+	i := sort.Search(len(m.Files), func(i int) bool { return m.Files[i].Path >= rel })
+	if i < len(m.Files) && m.Files[i].Path == rel {
+		return m.Files[i], true
+	}
+	return File{}, false
+}
+
+// ignoredDirs never belong to a skill: version control, dependency trees
+// and interpreter caches.
+var ignoredDirs = map[string]bool{
+	".git": true, "node_modules": true, "__pycache__": true, ".venv": true,
+	".hg": true, ".svn": true,
+}
+
+// IgnoredDir reports whether a directory with this name is left out of
+// every skill manifest (and of discovery).
+func IgnoredDir(name string) bool { return ignoredDirs[name] }
+
+// docExts are the extensions of text documents a model may select.
+var docExts = map[string]bool{
+	".md": true, ".markdown": true, ".mdx": true, ".txt": true, ".text": true,
+	".rst": true, ".adoc": true, ".asciidoc": true, ".org": true,
+}
+
+// IsDoc reports whether rel (relative to the skill folder) is a document:
+// a text file by extension, other than the top-level SKILL.md.
+func IsDoc(rel string) bool {
+	if rel == FileName {
+		return false
+	}
+	return docExts[strings.ToLower(path.Ext(rel))]
+}
+
+// ManifestOptions adjusts ReadManifest. The zero value is ready to use.
+type ManifestOptions struct {
+	Limits Limits
+	// Hash computes each file's SHA-256 (reads every byte).
+	Hash bool
+	// Label names the skill folder in diagnostics and errors (for example
+	// its host path). Default: dir.
+	Label string
+}
+
+// ReadManifest lists the files of the skill whose folder is dir inside
+// fsys. It leaves out ignored directories (IgnoredDir) and nested folders
+// that hold their own SKILL.md (those are other skills). Symlinks are
+// followed only while their target stays inside the skill folder; others
+// are reported as warnings and skipped, and cycles are detected. It
+// returns an error wrapping ErrLimit when the skill exceeds a limit.
+func ReadManifest(ctx context.Context, fsys fs.FS, dir string, opts ManifestOptions) (*Manifest, []Diagnostic, error) {
+	lim, err := opts.Limits.WithDefaults()
+	if err != nil {
+		return nil, nil, err
+	}
+	label := opts.Label
+	if label == "" {
+		label = dir
+	}
+	w := &walker{ctx: ctx, fsys: fsys, root: path.Clean(dir), lim: lim, hash: opts.Hash, label: label, visited: map[string]bool{}}
+	if err := w.walk(w.root, ""); err != nil {
+		return nil, w.diags, err
+	}
+	sort.Slice(w.files, func(i, j int) bool { return w.files[i].Path < w.files[j].Path })
+	return &Manifest{Files: w.files, Bytes: w.bytes}, w.diags, nil
+}
+
+type walker struct {
+	ctx     context.Context
+	fsys    fs.FS
+	root    string
+	lim     Limits
+	hash    bool
+	label   string
+	files   []File
+	bytes   int64
+	diags   []Diagnostic
+	visited map[string]bool
+}
+
+func (w *walker) warn(rel, format string, args ...any) {
+	w.diags = append(w.diags, Diagnostic{File: path.Join(w.label, rel), Severity: Warning, Message: fmt.Sprintf(format, args...)})
+}
+
+// walk lists the directory fsDir (a resolved path in fsys) whose path
+// inside the skill is rel.
+func (w *walker) walk(fsDir, rel string) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	w.visited[fsDir] = true
+	entries, err := fs.ReadDir(w.fsys, fsDir)
+	if err != nil {
+		return fmt.Errorf("reading skill folder %s: %w", path.Join(w.label, rel), err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		fsPath := path.Join(fsDir, name)
+		relPath := path.Join(rel, name)
+		typ := e.Type()
+		target := ""
+		if typ&fs.ModeSymlink != 0 {
+			resolved, err := Resolve(w.fsys, w.root, fsPath)
+			if err != nil {
+				w.warn(relPath, "symlink skipped: %v", err)
+				continue
+			}
+			info, err := fs.Stat(w.fsys, resolved)
+			if err != nil {
+				w.warn(relPath, "symlink skipped: target %v", err)
+				continue
+			}
+			target, fsPath, typ = resolved, resolved, info.Mode().Type()
+		}
+		switch {
+		case typ.IsDir():
+			if IgnoredDir(name) {
+				continue
+			}
+			if w.visited[fsPath] || isAncestor(fsPath, fsDir) {
+				w.warn(relPath, "symlink cycle: %s leads back to a folder already listed; skipped", relPath)
+				continue
+			}
+			if _, err := fs.Stat(w.fsys, path.Join(fsPath, FileName)); err == nil {
+				continue // a nested skill is a skill of its own
+			}
+			if err := w.walk(fsPath, relPath); err != nil {
+				return err
+			}
+		case typ.IsRegular():
+			if err := w.add(fsPath, relPath, target); err != nil {
+				return err
+			}
+		default:
+			w.warn(relPath, "not a regular file (%v); skipped", typ)
+		}
+	}
+	return nil
+}
+
+func (w *walker) add(fsPath, rel, target string) error {
+	if len(w.files) >= w.lim.MaxFiles {
+		return fmt.Errorf("skill %s has more than %d files; remove files or raise the files-per-skill limit: %w", w.label, w.lim.MaxFiles, ErrLimit)
+	}
+	info, err := fs.Stat(w.fsys, fsPath)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path.Join(w.label, rel), err)
+	}
+	f := File{Path: rel, Target: target, Size: info.Size(), Doc: IsDoc(rel)}
+	if rel == FileName && info.Size() > w.lim.MaxFileSize {
+		return fmt.Errorf("%s is %d bytes, over the %d-byte SKILL.md limit; move material into reference files: %w", path.Join(w.label, rel), info.Size(), w.lim.MaxFileSize, ErrLimit)
+	}
+	w.bytes += f.Size
+	if w.bytes > w.lim.MaxBytes {
+		return fmt.Errorf("skill %s holds more than %d bytes; remove large files or raise the bytes-per-skill limit: %w", w.label, w.lim.MaxBytes, ErrLimit)
+	}
+	if w.hash {
+		sum, err := HashFile(w.fsys, fsPath)
+		if err != nil {
+			return fmt.Errorf("hashing %s: %w", path.Join(w.label, rel), err)
+		}
+		f.SHA256 = sum
+	}
+	w.files = append(w.files, f)
+	return nil
+}
+
+// HashFile returns the hex SHA-256 of one file in fsys.
+func HashFile(fsys fs.FS, name string) (string, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// isAncestor reports whether dir is p or a parent of p.
+func isAncestor(dir, p string) bool {
+	return dir == p || dir == "." || strings.HasPrefix(p, dir+"/")
+}
+
+// ErrEscape is wrapped by errors for paths or symlinks that lead outside
+// the folder they must stay in.
+var ErrEscape = errors.New("path leads outside its root")
+
+// Resolve resolves every symlink in p (a path in fsys under root)
+// component by component and returns the resolved path. It fails with
+// ErrEscape when any step leaves root (including absolute link targets),
+// and when links nest deeper than 40 hops (a cycle).
+func Resolve(fsys fs.FS, root, p string) (string, error) {
+	rel := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
+	if root == "." {
+		rel = p
+	}
+	pending := strings.Split(rel, "/")
+	cur := root
+	hops := 0
+	for len(pending) > 0 {
+		comp := pending[0]
+		pending = pending[1:]
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			if cur == root {
+				return "", fmt.Errorf("%s points outside the skill folder: %w", strings.TrimPrefix(p, root+"/"), ErrEscape)
+			}
+			cur = path.Dir(cur)
+			continue
+		}
+		next := path.Join(cur, comp)
+		info, err := fs.Lstat(fsys, next)
+		if err != nil {
+			return "", fmt.Errorf("%s: broken link: %w", strings.TrimPrefix(p, root+"/"), err)
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		hops++
+		if hops > maxLinkHops {
+			return "", fmt.Errorf("%s: too many levels of symbolic links (a cycle)", strings.TrimPrefix(p, root+"/"))
+		}
+		target, err := fs.ReadLink(fsys, next)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", strings.TrimPrefix(p, root+"/"), err)
+		}
+		if path.IsAbs(target) || strings.HasPrefix(target, "/") {
+			return "", fmt.Errorf("%s points to the absolute path %s, outside the skill folder: %w", strings.TrimPrefix(p, root+"/"), target, ErrEscape)
+		}
+		pending = append(strings.Split(target, "/"), pending...)
+	}
+	return cur, nil
+}

@@ -1,0 +1,496 @@
+package skill
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// DefaultMaxFileSize is the default cap on the size of one SKILL.md.
+const DefaultMaxFileSize = 1 << 20
+
+// ParseOptions adjusts Parse. The zero value is ready to use.
+type ParseOptions struct {
+	// File names the SKILL.md in diagnostics (for example
+	// "skills/pdf/SKILL.md"). Default "SKILL.md".
+	File string
+	// DirName is the name of the folder holding the SKILL.md. When set, a
+	// front-matter name that differs from it draws a warning, and a missing
+	// name falls back to it.
+	DirName string
+	// MaxSize caps the SKILL.md size in bytes. 0 means DefaultMaxFileSize;
+	// a negative value is an error.
+	MaxSize int64
+}
+
+// knownFields are the front-matter fields skillkit interprets; any other
+// field is kept in Raw and draws a lenient-mode warning.
+var knownFields = map[string]bool{
+	FieldName: true, FieldDescription: true, FieldLicense: true,
+	FieldCompatibility: true, FieldMetadata: true, FieldAllowedTools: true,
+	FieldDisableModelInvocation: true, FieldUserInvocable: true,
+}
+
+// split is the result of cutting a SKILL.md into front matter and body.
+type split struct {
+	yaml      string // front-matter text, LF line endings
+	yamlLine  int    // file line of the first front-matter line
+	body      string
+	bodyLine  int
+	closeLine int
+}
+
+var (
+	errNoFrontmatter = "SKILL.md must start with YAML frontmatter (---)"
+	errNotClosed     = "SKILL.md frontmatter not properly closed with ---"
+	errNotMapping    = "SKILL.md frontmatter must be a YAML mapping"
+)
+
+// normalizeText strips a UTF-8 byte-order mark and turns CRLF and lone CR
+// line endings into LF, so offsets and line numbers are stable whatever
+// editor wrote the file.
+func normalizeText(data []byte) string {
+	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
+	if bytes.IndexByte(data, '\r') < 0 {
+		return string(data)
+	}
+	s := strings.ReplaceAll(string(data), "\r\n", "\n")
+	return strings.ReplaceAll(s, "\r", "\n")
+}
+
+// isFence reports whether line is a front-matter delimiter: exactly "---",
+// optionally followed by spaces or tabs.
+func isFence(line string) bool {
+	return strings.TrimRight(line, " \t") == "---"
+}
+
+// splitDocument cuts text into front matter and body. msg is non-empty when
+// the file has no usable front matter.
+func splitDocument(text string) (s split, msg string) {
+	first, rest, ok := strings.Cut(text, "\n")
+	if !isFence(first) {
+		return s, errNoFrontmatter
+	}
+	if !ok {
+		return s, errNotClosed
+	}
+	line := 2
+	off := 0
+	for off <= len(rest) {
+		end := strings.IndexByte(rest[off:], '\n')
+		var cur string
+		if end < 0 {
+			cur = rest[off:]
+		} else {
+			cur = rest[off : off+end]
+		}
+		if isFence(cur) {
+			s.yaml = rest[:off]
+			s.yamlLine = 2
+			s.closeLine = line
+			if end < 0 {
+				s.body = ""
+			} else {
+				s.body = rest[off+end+1:]
+			}
+			s.bodyLine = line + 1
+			return s, ""
+		}
+		if end < 0 {
+			break
+		}
+		off += end + 1
+		line++
+	}
+	return s, errNotClosed
+}
+
+// yamlLineRE finds the line number in a yaml.v3 error message.
+var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+// yamlErrorLine maps the line reported by the YAML parser to a file line.
+func yamlErrorLine(err error, yamlLine int) int {
+	m := yamlLineRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return yamlLine
+	}
+	n, _ := strconv.Atoi(m[1])
+	return yamlLine + n - 1
+}
+
+// cleanYAMLError drops the "yaml: " prefix and rebases "line N" onto file
+// lines so messages point into SKILL.md, not into the front-matter block.
+func cleanYAMLError(err error, yamlLine int) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	return yamlLineRE.ReplaceAllStringFunc(msg, func(m string) string {
+		n, _ := strconv.Atoi(strings.TrimPrefix(m, "line "))
+		return "line " + strconv.Itoa(yamlLine+n-1)
+	})
+}
+
+// unquotedColonRE matches a top-level "key: value" line whose plain value
+// itself contains ": ", which YAML rejects but authors write all the time.
+var unquotedColonRE = regexp.MustCompile(`^([A-Za-z0-9_][A-Za-z0-9_.-]*):[ \t]+(.*: .*)$`)
+
+// quoteColonValues rewrites every top-level "key: a: b" line as
+// `key: "a: b"`. It returns the new text and the 1-based front-matter lines
+// it changed.
+func quoteColonValues(src string) (string, []int) {
+	lines := strings.Split(src, "\n")
+	var changed []int
+	for i, l := range lines {
+		m := unquotedColonRE.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		v := strings.TrimRight(m[2], " \t")
+		switch v[0] {
+		case '"', '\'', '[', '{', '|', '>', '&', '*', '!', '#':
+			continue
+		}
+		lines[i] = m[1] + ": " + strconv.Quote(v)
+		changed = append(changed, i+1)
+	}
+	return strings.Join(lines, "\n"), changed
+}
+
+// decodeFrontmatter parses front-matter text into its top-level mapping
+// node. On failure it returns the YAML error.
+func decodeFrontmatter(src string) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, nil
+	}
+	return doc.Content[0], nil
+}
+
+// Parse reads one SKILL.md leniently, the way discovery loads skills: it
+// keeps whatever can be understood and reports the rest as warnings. It
+// returns a *LoadError (wrapping ErrInvalid) only when the file cannot be
+// used at all: no front matter, YAML that stays invalid after the
+// "key: a: b" retry, a header that is not a mapping, no usable name, or no
+// description.
+func Parse(data []byte, opts ParseOptions) (*Document, []Diagnostic, error) {
+	file := opts.File
+	if file == "" {
+		file = FileName
+	}
+	limit := opts.MaxSize
+	if limit < 0 {
+		return nil, nil, fmt.Errorf("skill: ParseOptions.MaxSize is %d; use 0 for the default (%d bytes) or a positive size", limit, DefaultMaxFileSize)
+	}
+	if limit == 0 {
+		limit = DefaultMaxFileSize
+	}
+	if int64(len(data)) > limit {
+		return nil, nil, &LoadError{File: file, Err: ErrLimit, Message: fmt.Sprintf(
+			"SKILL.md is %d bytes, over the %d-byte limit; move long material into reference files or raise the limit", len(data), limit)}
+	}
+	p := &parser{file: file}
+	doc := p.parse(data, opts.DirName)
+	if p.fatal != nil {
+		return nil, p.diags, p.fatal
+	}
+	return doc, p.diags, nil
+}
+
+type parser struct {
+	file  string
+	diags []Diagnostic
+	fatal *LoadError
+}
+
+func (p *parser) warn(line int, field, format string, args ...any) {
+	p.diags = append(p.diags, Diagnostic{File: p.file, Line: line, Field: field, Severity: Warning, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p *parser) fail(line int, field, format string, args ...any) {
+	p.fatal = &LoadError{File: p.file, Line: line, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+func (p *parser) parse(data []byte, dirName string) *Document {
+	if !utf8.Valid(data) {
+		p.fail(0, "", "SKILL.md is not valid UTF-8; save it as UTF-8")
+		return nil
+	}
+	text := normalizeText(data)
+	sp, msg := splitDocument(text)
+	if msg != "" {
+		line := 1
+		if msg == errNotClosed {
+			line = 1
+		}
+		p.fail(line, "", "%s", msg)
+		return nil
+	}
+	root, err := decodeFrontmatter(sp.yaml)
+	if err != nil {
+		fixed, lines := quoteColonValues(sp.yaml)
+		if len(lines) == 0 {
+			p.fail(yamlErrorLine(err, sp.yamlLine), "", "Invalid YAML in frontmatter: %s", cleanYAMLError(err, sp.yamlLine))
+			return nil
+		}
+		root, err = decodeFrontmatter(fixed)
+		if err != nil {
+			p.fail(yamlErrorLine(err, sp.yamlLine), "", "Invalid YAML in frontmatter: %s", cleanYAMLError(err, sp.yamlLine))
+			return nil
+		}
+		for _, l := range lines {
+			p.warn(sp.yamlLine+l-1, "", "value contains \": \" and is not quoted; read it as a string (quote it to silence this warning)")
+		}
+	}
+	if root == nil || root.Kind != yaml.MappingNode {
+		line := sp.yamlLine
+		if root != nil {
+			line = sp.yamlLine + root.Line - 1
+		}
+		p.fail(line, "", "%s", errNotMapping)
+		return nil
+	}
+	doc := &Document{Body: sp.body, BodyLine: sp.bodyLine}
+	doc.UserInvocable = true
+	doc.Raw = make(map[string]any, len(root.Content)/2)
+	fileLine := func(n *yaml.Node) int { return sp.yamlLine + n.Line - 1 }
+	var nameLine, descLine int
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		key := k.Value
+		if k.Kind != yaml.ScalarNode {
+			p.warn(fileLine(k), "", "front-matter key is not a plain string; ignored")
+			continue
+		}
+		if seen[key] {
+			p.warn(fileLine(k), key, "field %q appears more than once; the last value wins", key)
+		} else {
+			doc.Keys = append(doc.Keys, key)
+		}
+		seen[key] = true
+		doc.Raw[key] = nodeValue(v)
+		line := fileLine(v)
+		switch key {
+		case FieldName:
+			doc.Name, _ = p.scalar(v, key, line)
+			nameLine = line
+		case FieldDescription:
+			doc.Description, _ = p.scalar(v, key, line)
+			descLine = line
+		case FieldLicense:
+			doc.License, _ = p.scalar(v, key, line)
+		case FieldCompatibility:
+			doc.Compatibility, _ = p.scalar(v, key, line)
+			if n := utf8.RuneCountInString(doc.Compatibility); n > MaxCompatibilityLength {
+				p.warn(line, key, "compatibility is %d characters, over the %d-character limit of the Agent Skills spec", n, MaxCompatibilityLength)
+			}
+		case FieldMetadata:
+			doc.Metadata = p.metadata(v, line)
+		case FieldAllowedTools:
+			doc.AllowedTools = p.allowedTools(v, line)
+		case FieldDisableModelInvocation:
+			if b, ok := p.boolean(v, key, line); ok {
+				doc.DisableModelInvocation = b
+			}
+		case FieldUserInvocable:
+			if b, ok := p.boolean(v, key, line); ok {
+				doc.UserInvocable = b
+			}
+		default:
+			p.warn(fileLine(k), key, "unknown front-matter field %q (kept, but not interpreted); the spec allows %s", key, allowedList)
+		}
+	}
+	p.checkName(doc, dirName, nameLine, sp.yamlLine)
+	if p.fatal != nil {
+		return nil
+	}
+	if strings.TrimSpace(doc.Description) == "" {
+		line := descLine
+		if line == 0 {
+			line = sp.yamlLine
+		}
+		p.fail(line, FieldDescription, "missing or empty description; add a description saying what the skill does and when to use it")
+		return nil
+	}
+	if n := utf8.RuneCountInString(doc.Description); n > MaxDescriptionLength {
+		p.warn(descLine, FieldDescription, "description is %d characters, over the %d-character limit of the Agent Skills spec", n, MaxDescriptionLength)
+	}
+	return doc
+}
+
+// checkName applies the lenient name rules: fall back to the directory
+// name when the field is missing, warn on a mismatch, and reject names the
+// skill tool could never accept.
+func (p *parser) checkName(doc *Document, dirName string, line, yamlLine int) {
+	if line == 0 {
+		line = yamlLine
+	}
+	name := strings.TrimSpace(doc.Name)
+	if name == "" {
+		if dirName != "" && ValidName(dirName) {
+			p.warn(line, FieldName, "missing name; using the directory name %q (add `name: %s`)", dirName, dirName)
+			doc.Name = dirName
+			return
+		}
+		p.fail(line, FieldName, "missing name; add `name:` with lowercase letters, digits and hyphens")
+		return
+	}
+	if name != doc.Name {
+		p.warn(line, FieldName, "name has surrounding spaces; trimmed")
+		doc.Name = name
+	}
+	if !ValidName(name) {
+		p.fail(line, FieldName, "name %q is not a valid skill name: use 1-%d lowercase letters, digits and single hyphens, not at the start or end", name, MaxNameLength)
+		return
+	}
+	if dirName != "" && dirName != name {
+		p.warn(line, FieldName, "name %q does not match the directory name %q; the skill is known as %q", name, dirName, name)
+	}
+}
+
+// scalar returns the text of a scalar node. YAML scalars of every type
+// (numbers, booleans) are taken as their literal text, as the reference
+// validator's YAML reader does.
+func (p *parser) scalar(n *yaml.Node, field string, line int) (string, bool) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind != yaml.ScalarNode {
+		p.warn(line, field, "field %q must be a string; ignored", field)
+		return "", false
+	}
+	if n.Tag == "!!null" {
+		return "", true
+	}
+	return n.Value, true
+}
+
+// boolean accepts YAML booleans and the strings true/false, yes/no,
+// on/off and 1/0 in any case.
+func (p *parser) boolean(n *yaml.Node, field string, line int) (bool, bool) {
+	if n.Kind == yaml.ScalarNode {
+		if b, ok := ParseBool(n.Value); ok {
+			return b, true
+		}
+	}
+	p.warn(line, field, "field %q must be true or false; ignored (the default applies)", field)
+	return false, false
+}
+
+// ParseBool reads the boolean forms front-matter flags accept: true/false,
+// yes/no, on/off and 1/0, in any letter case.
+func ParseBool(s string) (value, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "yes", "on", "1", "y":
+		return true, true
+	case "false", "no", "off", "0", "n":
+		return false, true
+	}
+	return false, false
+}
+
+func (p *parser) metadata(n *yaml.Node, line int) map[string]string {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		p.warn(line, FieldMetadata, "metadata must be a mapping of strings to strings; ignored")
+		return nil
+	}
+	out := make(map[string]string, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode {
+			p.warn(line+0, FieldMetadata, "metadata entry %q is not a string value; ignored", k.Value)
+			continue
+		}
+		out[k.Value] = v.Value
+	}
+	return out
+}
+
+func (p *parser) allowedTools(n *yaml.Node, line int) []string {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return strings.Fields(n.Value)
+	case yaml.SequenceNode:
+		var out []string
+		for _, c := range n.Content {
+			if c.Kind == yaml.ScalarNode {
+				out = append(out, strings.Fields(c.Value)...)
+			}
+		}
+		return out
+	}
+	p.warn(line, FieldAllowedTools, "allowed-tools must be a space-separated string; ignored")
+	return nil
+}
+
+// allowedList is the reference validator's rendering of the allowed fields.
+const allowedList = "['allowed-tools', 'compatibility', 'description', 'license', 'metadata', 'name']"
+
+// nodeValue converts a YAML node into plain Go values that encode to JSON
+// unchanged: mappings become map[string]any (keys as text), sequences
+// []any, scalars their typed value.
+func nodeValue(n *yaml.Node) any {
+	switch n.Kind {
+	case yaml.AliasNode:
+		if n.Alias != nil {
+			return nodeValue(n.Alias)
+		}
+		return nil
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			m[n.Content[i].Value] = nodeValue(n.Content[i+1])
+		}
+		return m
+	case yaml.SequenceNode:
+		s := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			s = append(s, nodeValue(c))
+		}
+		return s
+	case yaml.ScalarNode:
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return n.Value
+		}
+		switch t := v.(type) {
+		case int, int64, uint64, float64, bool, string, nil:
+			return t
+		default:
+			// Timestamps and other exotic tags keep their source text so
+			// they round-trip exactly.
+			return n.Value
+		}
+	}
+	return nil
+}
+
+// sortedKeys returns the keys of m in byte order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// dirBase is path.Base for slash paths, with "." mapped to "".
+func dirBase(dir string) string {
+	b := path.Base(dir)
+	if b == "." || b == "/" {
+		return ""
+	}
+	return b
+}
