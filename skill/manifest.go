@@ -149,7 +149,7 @@ func ReadManifest(ctx context.Context, fsys fs.FS, dir string, opts ManifestOpti
 	if label == "" {
 		label = dir
 	}
-	w := &walker{ctx: ctx, fsys: fsys, root: path.Clean(dir), lim: lim, hash: opts.Hash, label: label, visited: map[string]bool{}}
+	w := &walker{ctx: ctx, fsys: fsys, root: path.Clean(dir), lim: lim, hash: opts.Hash, label: label, active: map[string]bool{}}
 	if err := w.walk(w.root, ""); err != nil {
 		return nil, w.diags, err
 	}
@@ -167,7 +167,13 @@ type walker struct {
 	files   []File
 	bytes   int64
 	diags   []Diagnostic
-	visited map[string]bool
+	// active holds the resolved folders on the current walk path; a link
+	// into one of them is a cycle. A folder reached again by another path
+	// (a link to a sibling) is listed again under that path: not a cycle.
+	active map[string]bool
+	// entries counts directory entries examined, along every path a link
+	// opens, so links that fan out cannot make the walk explode.
+	entries int
 }
 
 func (w *walker) warn(rel, format string, args ...any) {
@@ -180,12 +186,17 @@ func (w *walker) walk(fsDir, rel string) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	w.visited[fsDir] = true
+	w.active[fsDir] = true
+	defer delete(w.active, fsDir)
 	entries, err := fs.ReadDir(w.fsys, fsDir)
 	if err != nil {
 		return fmt.Errorf("reading skill folder %s: %w", path.Join(w.label, rel), err)
 	}
 	for _, e := range entries {
+		w.entries++
+		if max := w.maxEntries(); w.entries > max {
+			return fmt.Errorf("skill %s has more than %d entries (files, folders and links, counted along every path a link opens); remove some or raise the files-per-skill limit: %w", w.label, max, ErrLimit)
+		}
 		name := e.Name()
 		fsPath := path.Join(fsDir, name)
 		relPath := path.Join(rel, name)
@@ -209,7 +220,7 @@ func (w *walker) walk(fsDir, rel string) error {
 			if IgnoredDir(name) {
 				continue
 			}
-			if w.visited[fsPath] || isAncestor(fsPath, fsDir) {
+			if w.active[fsPath] || isAncestor(fsPath, fsDir) {
 				w.warn(relPath, "symlink cycle: %s leads back to a folder already listed; skipped", relPath)
 				continue
 			}
@@ -230,7 +241,14 @@ func (w *walker) walk(fsDir, rel string) error {
 	return nil
 }
 
+// maxEntries is the bound on examined entries: generous next to MaxFiles
+// (folders, ignored trees and links count too) but finite.
+func (w *walker) maxEntries() int { return 4*w.lim.MaxFiles + 64 }
+
 func (w *walker) add(fsPath, rel, target string) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
 	if len(w.files) >= w.lim.MaxFiles {
 		return fmt.Errorf("skill %s has more than %d files; remove files or raise the files-per-skill limit: %w", w.label, w.lim.MaxFiles, ErrLimit)
 	}
@@ -285,9 +303,20 @@ var ErrEscape = errors.New("path leads outside its root")
 // ErrEscape when any step leaves root (including absolute link targets),
 // and when links nest deeper than 40 hops (a cycle).
 func Resolve(fsys fs.FS, root, p string) (string, error) {
-	rel := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
-	if root == "." {
+	root, p = path.Clean(root), path.Clean(p)
+	var rel string
+	switch {
+	case root == ".":
 		rel = p
+	case p == root:
+		rel = ""
+	case strings.HasPrefix(p, root+"/"):
+		rel = p[len(root)+1:]
+	default:
+		return "", fmt.Errorf("%s is not inside %s: %w", p, root, ErrEscape)
+	}
+	if rel == ".." || strings.HasPrefix(rel, "../") || path.IsAbs(rel) {
+		return "", fmt.Errorf("%s is not inside %s: %w", p, root, ErrEscape)
 	}
 	pending := strings.Split(rel, "/")
 	cur := root

@@ -3,6 +3,7 @@ package skill
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"path"
 	"regexp"
 	"sort"
@@ -117,21 +118,33 @@ var yamlLineRE = regexp.MustCompile(`line (\d+)`)
 
 // yamlErrorLine maps the line reported by the YAML parser to a file line.
 func yamlErrorLine(err error, yamlLine int) int {
-	m := yamlLineRE.FindStringSubmatch(err.Error())
+	msg := err.Error()
+	m := yamlLineRE.FindStringSubmatch(msg)
 	if m == nil {
 		return yamlLine
 	}
 	n, _ := strconv.Atoi(m[1])
-	return yamlLine + n - 1
+	return yamlLine + n - 1 + parserErrorShift(msg)
+}
+
+// parserErrorShift corrects yaml.v3's line numbers: its scanner errors
+// count lines from 1, but its parser errors ("did not find expected ...")
+// report the 0-based line, one before the line at fault.
+func parserErrorShift(msg string) int {
+	if strings.Contains(msg, "did not find expected") {
+		return 1
+	}
+	return 0
 }
 
 // cleanYAMLError drops the "yaml: " prefix and rebases "line N" onto file
 // lines so messages point into SKILL.md, not into the front-matter block.
 func cleanYAMLError(err error, yamlLine int) string {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	shift := parserErrorShift(msg)
 	return yamlLineRE.ReplaceAllStringFunc(msg, func(m string) string {
 		n, _ := strconv.Atoi(strings.TrimPrefix(m, "line "))
-		return "line " + strconv.Itoa(yamlLine+n-1)
+		return "line " + strconv.Itoa(yamlLine+n-1+shift)
 	})
 }
 
@@ -164,6 +177,9 @@ func quoteColonValues(src string) (string, []int) {
 // decodeFrontmatter parses front-matter text into its top-level mapping
 // node. On failure it returns the YAML error.
 func decodeFrontmatter(src string) (*yaml.Node, error) {
+	if n, ok := fastFrontmatter(src); ok {
+		return n, nil
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
 		return nil, err
@@ -205,10 +221,15 @@ func Parse(data []byte, opts ParseOptions) (*Document, []Diagnostic, error) {
 }
 
 type parser struct {
-	file  string
-	diags []Diagnostic
-	fatal *LoadError
+	file     string
+	yamlLine int // file line of the first front-matter line
+	diags    []Diagnostic
+	fatal    *LoadError
+	raw      rawBuilder
 }
+
+// lineOf returns the file line of a front-matter node.
+func (p *parser) lineOf(n *yaml.Node) int { return p.yamlLine + n.Line - 1 }
 
 func (p *parser) warn(line int, field, format string, args ...any) {
 	p.diags = append(p.diags, Diagnostic{File: p.file, Line: line, Field: field, Severity: Warning, Message: fmt.Sprintf(format, args...)})
@@ -257,6 +278,7 @@ func (p *parser) parse(data []byte, dirName string) *Document {
 		p.fail(line, "", "%s", errNotMapping)
 		return nil
 	}
+	p.yamlLine = sp.yamlLine
 	doc := &Document{Body: sp.body, BodyLine: sp.bodyLine}
 	doc.UserInvocable = true
 	doc.Raw = make(map[string]any, len(root.Content)/2)
@@ -276,7 +298,11 @@ func (p *parser) parse(data []byte, dirName string) *Document {
 			doc.Keys = append(doc.Keys, key)
 		}
 		seen[key] = true
-		doc.Raw[key] = nodeValue(v)
+		if rv, err := p.raw.value(v); err != nil {
+			p.warn(fileLine(v), key, "field %q: %v; left out", key, err)
+		} else {
+			doc.Raw[key] = rv
+		}
 		line := fileLine(v)
 		switch key {
 		case FieldName:
@@ -376,6 +402,7 @@ func (p *parser) scalar(n *yaml.Node, field string, line int) (string, bool) {
 // boolean accepts YAML booleans and the strings true/false, yes/no,
 // on/off and 1/0 in any case.
 func (p *parser) boolean(n *yaml.Node, field string, line int) (bool, bool) {
+	n = deref(n)
 	if n.Kind == yaml.ScalarNode {
 		if b, ok := ParseBool(n.Value); ok {
 			return b, true
@@ -389,15 +416,16 @@ func (p *parser) boolean(n *yaml.Node, field string, line int) (bool, bool) {
 // yes/no, on/off and 1/0, in any letter case.
 func ParseBool(s string) (value, ok bool) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "true", "yes", "on", "1", "y":
+	case "true", "yes", "on", "1":
 		return true, true
-	case "false", "no", "off", "0", "n":
+	case "false", "no", "off", "0":
 		return false, true
 	}
 	return false, false
 }
 
 func (p *parser) metadata(n *yaml.Node, line int) map[string]string {
+	n = deref(n)
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return nil
 	}
@@ -407,9 +435,9 @@ func (p *parser) metadata(n *yaml.Node, line int) map[string]string {
 	}
 	out := make(map[string]string, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
+		k, v := n.Content[i], deref(n.Content[i+1])
 		if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode {
-			p.warn(line+0, FieldMetadata, "metadata entry %q is not a string value; ignored", k.Value)
+			p.warn(p.lineOf(k), FieldMetadata, "metadata entry %q is not a string value; ignored", k.Value)
 			continue
 		}
 		out[k.Value] = v.Value
@@ -418,15 +446,18 @@ func (p *parser) metadata(n *yaml.Node, line int) map[string]string {
 }
 
 func (p *parser) allowedTools(n *yaml.Node, line int) []string {
+	n = deref(n)
 	switch n.Kind {
 	case yaml.ScalarNode:
 		return strings.Fields(n.Value)
 	case yaml.SequenceNode:
 		var out []string
 		for _, c := range n.Content {
-			if c.Kind == yaml.ScalarNode {
+			if c := deref(c); c.Kind == yaml.ScalarNode {
 				out = append(out, strings.Fields(c.Value)...)
+				continue
 			}
+			p.warn(p.lineOf(c), FieldAllowedTools, "allowed-tools entry is not a string; ignored")
 		}
 		return out
 	}
@@ -437,43 +468,115 @@ func (p *parser) allowedTools(n *yaml.Node, line int) []string {
 // allowedList is the reference validator's rendering of the allowed fields.
 const allowedList = "['allowed-tools', 'compatibility', 'description', 'license', 'metadata', 'name']"
 
-// nodeValue converts a YAML node into plain Go values that encode to JSON
-// unchanged: mappings become map[string]any (keys as text), sequences
-// []any, scalars their typed value.
-func nodeValue(n *yaml.Node) any {
+// maxAliasNodes bounds how many values alias expansion may add to Raw in
+// one document. A YAML node tree can hold an alias to a collection that
+// contains that alias (a cycle) or aliases nested so that their expansion
+// grows exponentially ("billion laughs"); both would otherwise exhaust the
+// stack or memory of whoever reads an untrusted SKILL.md.
+const maxAliasNodes = 10000
+
+// rawBuilder converts YAML nodes into the plain Go values of
+// Frontmatter.Raw, guarding alias expansion.
+type rawBuilder struct {
+	active   map[*yaml.Node]bool // alias targets being expanded
+	expanded int                 // values produced inside aliases
+}
+
+// value converts n into plain Go values that encode to JSON unchanged:
+// mappings become map[string]any (keys as text), sequences []any, scalars
+// their typed value. Values JSON cannot hold (infinities, NaN, binary,
+// timestamps) keep their source text.
+func (b *rawBuilder) value(n *yaml.Node) (any, error) {
+	return b.walk(n, 0)
+}
+
+func (b *rawBuilder) walk(n *yaml.Node, aliasDepth int) (any, error) {
+	if aliasDepth > 0 {
+		b.expanded++
+		if b.expanded > maxAliasNodes {
+			return nil, fmt.Errorf("aliases expand to more than %d values", maxAliasNodes)
+		}
+	}
 	switch n.Kind {
 	case yaml.AliasNode:
-		if n.Alias != nil {
-			return nodeValue(n.Alias)
+		if n.Alias == nil {
+			return nil, nil
 		}
-		return nil
+		if b.active[n.Alias] {
+			return nil, fmt.Errorf("alias *%s refers to a value that contains it", n.Value)
+		}
+		if b.active == nil {
+			b.active = make(map[*yaml.Node]bool)
+		}
+		b.active[n.Alias] = true
+		v, err := b.walk(n.Alias, aliasDepth+1)
+		delete(b.active, n.Alias)
+		return v, err
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			m[n.Content[i].Value] = nodeValue(n.Content[i+1])
+			v, err := b.walk(n.Content[i+1], aliasDepth)
+			if err != nil {
+				return nil, err
+			}
+			m[n.Content[i].Value] = v
 		}
-		return m
+		return m, nil
 	case yaml.SequenceNode:
 		s := make([]any, 0, len(n.Content))
 		for _, c := range n.Content {
-			s = append(s, nodeValue(c))
+			v, err := b.walk(c, aliasDepth)
+			if err != nil {
+				return nil, err
+			}
+			s = append(s, v)
 		}
-		return s
+		return s, nil
 	case yaml.ScalarNode:
-		var v any
-		if err := n.Decode(&v); err != nil {
-			return n.Value
-		}
-		switch t := v.(type) {
-		case int, int64, uint64, float64, bool, string, nil:
-			return t
-		default:
-			// Timestamps and other exotic tags keep their source text so
-			// they round-trip exactly.
-			return n.Value
-		}
+		return scalarValue(n), nil
 	}
-	return nil
+	return nil, nil
+}
+
+// scalarValue returns the typed value of a scalar node.
+func scalarValue(n *yaml.Node) any {
+	switch n.Tag {
+	case "!!str":
+		return n.Value
+	case "!!bool":
+		if b, ok := ParseBool(n.Value); ok {
+			return b
+		}
+		return n.Value
+	case "!!binary":
+		return n.Value
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return n.Value
+	}
+	switch t := v.(type) {
+	case float64:
+		if math.IsInf(t, 0) || math.IsNaN(t) {
+			return n.Value // JSON has no infinities or NaN
+		}
+		return t
+	case int, int64, uint64, bool, string, nil:
+		return t
+	default:
+		// Timestamps and other exotic tags keep their source text so
+		// they round-trip exactly.
+		return n.Value
+	}
+}
+
+// deref returns the node an alias stands for (aliases never point at
+// aliases, so one step suffices).
+func deref(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
 }
 
 // sortedKeys returns the keys of m in byte order.

@@ -56,9 +56,21 @@ func Validate(fsys fs.FS, dirName string) []string {
 	if root == nil || root.Kind != yaml.MappingNode {
 		return []string{errNotMapping}
 	}
+	// The reference validator's YAML reader (strictyaml) rejects duplicate
+	// and non-text keys, so strict mode does too.
 	fields := map[string]*yaml.Node{}
+	keyLine := map[string]int{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		fields[root.Content[i].Value] = root.Content[i+1]
+		k := root.Content[i]
+		line := sp.yamlLine + k.Line - 1
+		if k.Kind != yaml.ScalarNode {
+			return []string{fmt.Sprintf("Invalid YAML in frontmatter: line %d: mapping key is not a string", line)}
+		}
+		if first, dup := keyLine[k.Value]; dup {
+			return []string{fmt.Sprintf("Invalid YAML in frontmatter: line %d: mapping key %q already defined at line %d", line, k.Value, first)}
+		}
+		keyLine[k.Value] = line
+		fields[k.Value] = root.Content[i+1]
 	}
 	var errs []string
 	var extra []string

@@ -1,0 +1,327 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/skillkit/skillkit/skill"
+	"github.com/skillkit/skillkit/source"
+)
+
+// ErrNotFound is returned for a skill name that the snapshot (or the view
+// of it a filter leaves) does not hold, and for a file that is not in a
+// skill's manifest.
+var ErrNotFound = errors.New("not found")
+
+// ErrTooLarge is returned when a file is larger than the read cap.
+var ErrTooLarge = errors.New("file too large")
+
+// Filter decides, per request, whether a skill is visible. Filters see the
+// request's context, so they can read tenant, user or role from it.
+type Filter func(ctx context.Context, s skill.Summary) bool
+
+// Shadowed is a skill that lost a same-name conflict.
+type Shadowed struct {
+	Skill skill.Summary
+	By    skill.Summary
+}
+
+// Snapshot is an immutable view of the registry's skills. Listing and
+// lookups touch no files; content methods read files once and cache what
+// they read.
+type Snapshot struct {
+	reg      *Registry
+	entries  []*entry // visible winners, sorted by name
+	all      []*entry // every winner, sorted by name
+	index    map[string]*entry
+	shadowed []Shadowed
+	diags    []skill.Diagnostic
+
+	bySource []map[string]*source.Found
+	byFound  map[*source.Found]*entry
+}
+
+// entry is one discovered skill and its lazily loaded content.
+type entry struct {
+	reg      *Registry
+	srcIndex int
+	src      source.Source
+	found    *source.Found
+	sum      skill.Summary
+
+	body     atomic.Pointer[string]
+	manifest struct {
+		mu    sync.Mutex
+		done  bool
+		m     *skill.Manifest
+		diags []skill.Diagnostic
+		err   error
+	}
+	docMu sync.Mutex
+	docs  map[string]docCache
+}
+
+type docCache struct {
+	size int64
+	mod  int64
+	text string
+}
+
+func newEntry(r *Registry, i int, src source.Source, f *source.Found) *entry {
+	return &entry{reg: r, srcIndex: i, src: src, found: f, sum: skill.Summary{
+		Name: f.Front.Name, Description: f.Front.Description,
+		ModelInvocable: !f.Front.DisableModelInvocation, UserInvocable: f.Front.UserInvocable,
+		Source: src.Label, Rank: src.Rank, Dir: f.Dir, Path: src.HostPath(f.Dir),
+	}}
+}
+
+// Len returns the number of visible skills.
+func (s *Snapshot) Len() int { return len(s.entries) }
+
+// Summaries returns the visible skills sorted by name (byte order). The
+// slice is a fresh copy.
+func (s *Snapshot) Summaries() []skill.Summary {
+	out := make([]skill.Summary, len(s.entries))
+	for i, e := range s.entries {
+		out[i] = e.sum
+	}
+	return out
+}
+
+// Lookup returns the visible skill named name.
+func (s *Snapshot) Lookup(name string) (skill.Summary, bool) {
+	e := s.get(name)
+	if e == nil {
+		return skill.Summary{}, false
+	}
+	return e.sum, true
+}
+
+// Frontmatter returns the parsed header of the visible skill named name.
+// The result is shared: do not modify it.
+func (s *Snapshot) Frontmatter(name string) (*skill.Frontmatter, bool) {
+	e := s.get(name)
+	if e == nil {
+		return nil, false
+	}
+	return e.found.Front, true
+}
+
+// SkillFile returns the display path of the skill's SKILL.md.
+func (s *Snapshot) SkillFile(name string) (string, bool) {
+	e := s.get(name)
+	if e == nil {
+		return "", false
+	}
+	return e.found.File, true
+}
+
+// FS returns the skill's folder as a file system (rooted at the skill).
+func (s *Snapshot) FS(name string) (fs.FS, error) {
+	e := s.get(name)
+	if e == nil {
+		return nil, notFound(name)
+	}
+	if e.found.Dir == "." {
+		return e.src.FS, nil
+	}
+	return fs.Sub(e.src.FS, e.found.Dir)
+}
+
+// Shadowed returns the skills that lost a same-name conflict.
+func (s *Snapshot) Shadowed() []Shadowed { return append([]Shadowed(nil), s.shadowed...) }
+
+// Diagnostics returns what discovery reported: skipped skills (errors),
+// fixed-up ones (warnings) and shadowed ones.
+func (s *Snapshot) Diagnostics() []skill.Diagnostic { return append([]skill.Diagnostic(nil), s.diags...) }
+
+// View returns the snapshot as seen by one request: skills that any filter
+// rejects are hidden from every method of the returned snapshot. With no
+// filters it returns s.
+func (s *Snapshot) View(ctx context.Context, filters ...Filter) *Snapshot {
+	if len(filters) == 0 {
+		return s
+	}
+	v := *s
+	v.entries = make([]*entry, 0, len(s.entries))
+	v.index = make(map[string]*entry, len(s.entries))
+outer:
+	for _, e := range s.entries {
+		for _, f := range filters {
+			if f != nil && !f(ctx, e.sum) {
+				continue outer
+			}
+		}
+		v.entries = append(v.entries, e)
+		v.index[e.sum.Name] = e
+	}
+	return &v
+}
+
+func (s *Snapshot) get(name string) *entry { return s.index[name] }
+
+func notFound(name string) error {
+	return fmt.Errorf("skill %q: %w", name, ErrNotFound)
+}
+
+// Body returns the Markdown instructions of the named skill. The first
+// call reads SKILL.md; later calls return the cached text.
+func (s *Snapshot) Body(ctx context.Context, name string) (string, error) {
+	e := s.get(name)
+	if e == nil {
+		return "", notFound(name)
+	}
+	if b := e.body.Load(); b != nil {
+		return *b, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	file := path.Join(e.found.Dir, skill.FileName)
+	lim, _ := e.reg.opts.Limits.WithDefaults()
+	data, err := readCapped(e.src.FS, file, lim.MaxFileSize)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", e.found.File, err)
+	}
+	doc, _, err := skill.Parse(data, skill.ParseOptions{File: e.found.File, MaxSize: lim.MaxFileSize, DirName: path.Base(e.found.Dir)})
+	if err != nil {
+		return "", fmt.Errorf("%w (the file changed since discovery; refresh the registry)", err)
+	}
+	body := doc.Body
+	e.body.CompareAndSwap(nil, &body)
+	return *e.body.Load(), nil
+}
+
+// Manifest returns the files of the named skill, listed on first use.
+func (s *Snapshot) Manifest(ctx context.Context, name string) (*skill.Manifest, []skill.Diagnostic, error) {
+	e := s.get(name)
+	if e == nil {
+		return nil, nil, notFound(name)
+	}
+	mc := &e.manifest
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	if !mc.done {
+		m, diags, err := skill.ReadManifest(ctx, e.src.FS, e.found.Dir,
+			skill.ManifestOptions{Limits: e.reg.opts.Limits, Label: e.src.DisplayPath(e.found.Dir)})
+		if err != nil && ctx.Err() != nil {
+			return nil, nil, err // a cancelled listing is not cached
+		}
+		mc.m, mc.diags, mc.err, mc.done = m, diags, err, true
+	}
+	return mc.m, mc.diags, mc.err
+}
+
+// Docs returns the document paths (relative to the skill folder, sorted)
+// of the named skill.
+func (s *Snapshot) Docs(ctx context.Context, name string) ([]string, error) {
+	m, _, err := s.Manifest(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return m.Docs(), nil
+}
+
+// ReadFile returns one file of the named skill by its path relative to the
+// skill folder. The path must be in the skill's manifest, so it can never
+// leave the skill folder; files over the read cap fail with ErrTooLarge.
+func (s *Snapshot) ReadFile(ctx context.Context, name, rel string) ([]byte, error) {
+	e := s.get(name)
+	if e == nil {
+		return nil, notFound(name)
+	}
+	m, _, err := s.Manifest(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	clean := path.Clean(strings.TrimPrefix(rel, "./"))
+	f, ok := m.Lookup(clean)
+	if !ok || !fs.ValidPath(clean) {
+		return nil, fmt.Errorf("file %q is not part of skill %q: %w", rel, name, ErrNotFound)
+	}
+	if f.Size > e.reg.opts.MaxReadBytes {
+		return nil, fmt.Errorf("file %q of skill %q is %d bytes, over the %d-byte read limit: %w", clean, name, f.Size, e.reg.opts.MaxReadBytes, ErrTooLarge)
+	}
+	p := f.Target
+	if p == "" {
+		p = path.Join(e.found.Dir, clean)
+	}
+	data, err := readCapped(e.src.FS, p, e.reg.opts.MaxReadBytes)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s of skill %q: %w", clean, name, err)
+	}
+	return data, nil
+}
+
+// DocText returns the text of one document of the named skill. The text
+// is cached and served again while the file's size and modification time
+// are unchanged.
+func (s *Snapshot) DocText(ctx context.Context, name, doc string) (string, error) {
+	e := s.get(name)
+	if e == nil {
+		return "", notFound(name)
+	}
+	m, _, err := s.Manifest(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	f, ok := m.Lookup(doc)
+	if !ok || !f.Doc {
+		return "", fmt.Errorf("%q is not a document of skill %q: %w", doc, name, ErrNotFound)
+	}
+	p := f.Target
+	if p == "" {
+		p = path.Join(e.found.Dir, doc)
+	}
+	info, err := fs.Stat(e.src.FS, p)
+	if err != nil {
+		return "", fmt.Errorf("reading %s of skill %q: %w", doc, name, err)
+	}
+	key := docCache{size: info.Size(), mod: info.ModTime().UnixNano()}
+	e.docMu.Lock()
+	c, ok := e.docs[doc]
+	e.docMu.Unlock()
+	if ok && c.size == key.size && c.mod == key.mod {
+		return c.text, nil
+	}
+	data, err := s.ReadFile(ctx, name, doc)
+	if err != nil {
+		return "", err
+	}
+	if !utf8.Valid(data) {
+		return "", fmt.Errorf("document %s of skill %q is not valid UTF-8", doc, name)
+	}
+	key.text = string(data)
+	e.docMu.Lock()
+	if e.docs == nil {
+		e.docs = map[string]docCache{}
+	}
+	e.docs[doc] = key
+	e.docMu.Unlock()
+	return key.text, nil
+}
+
+// readCapped reads a whole file that must not exceed max bytes.
+func readCapped(fsys fs.FS, name string, max int64) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is over the %d-byte limit: %w", name, max, ErrTooLarge)
+	}
+	return data, nil
+}

@@ -1,0 +1,56 @@
+package skill
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
+)
+
+// FuzzFastFrontmatter checks that whenever the fast header reader accepts
+// a text, the full YAML parser accepts it too and yields the same fields.
+func FuzzFastFrontmatter(f *testing.F) {
+	for _, s := range []string{
+		"name: pdf\ndescription: Read PDF files.\n",
+		"name: a\ndescription: \"quoted: yes\"\nlicense: 'MIT'\n",
+		"# comment\nname: x\n\ndisable-model-invocation: true\n",
+		"name: x\ndescription: 2024\n",
+		"name: x\ndescription: a: b\n",
+		"name: x\nmetadata:\n  a: b\n",
+		"name: x\ndescription: yes\n",
+		"name: x\ndescription: émoji 😀 text\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		fast, ok := fastFrontmatter(src)
+		if !ok {
+			return
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+			t.Fatalf("fast path accepted %q but yaml.v3 rejects it: %v", src, err)
+		}
+		if len(doc.Content) == 0 {
+			t.Fatalf("fast path accepted %q but yaml.v3 sees no document", src)
+		}
+		slow := doc.Content[0]
+		type kv struct {
+			K, V, Tag string
+			Line      int
+		}
+		flat := func(n *yaml.Node) []kv {
+			var out []kv
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				out = append(out, kv{n.Content[i].Value, n.Content[i+1].Value, n.Content[i+1].Tag, n.Content[i+1].Line})
+			}
+			return out
+		}
+		if slow.Kind != yaml.MappingNode {
+			t.Fatalf("fast path accepted %q but yaml.v3 gives kind %v", src, slow.Kind)
+		}
+		if d := cmp.Diff(flat(slow), flat(fast)); d != "" {
+			t.Fatalf("fast and full parsers disagree on %q (-yaml +fast):\n%s", src, d)
+		}
+	})
+}

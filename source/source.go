@@ -1,0 +1,144 @@
+// Package source says where skills come from and finds them there.
+//
+// A Source is any io/fs file system — a host directory (os.DirFS), an
+// embed.FS, or one skill folder — plus a label and a rank. Discover walks a
+// source to a bounded depth and returns every SKILL.md it finds, parsed
+// leniently; a skill folder is never searched for further skills.
+package source
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultMaxDepth is how many folder levels below a root discovery
+// searches for skills by default.
+const DefaultMaxDepth = 4
+
+// Source is one root of skills.
+type Source struct {
+	// Label names the source in listings and diagnostics ("project",
+	// "user", "bundled", a path, ...).
+	Label string
+	// FS is the file system the skills are read from.
+	FS fs.FS
+	// Path is the root as a host path, when it has one; skills then report
+	// absolute host folders. Empty for embedded or remote sources.
+	Path string
+	// Rank orders sources: when two skills share a name, the one from the
+	// lower rank wins and the other is reported as shadowed.
+	Rank int
+	// MaxDepth bounds the folder levels searched below the root. 0 means
+	// DefaultMaxDepth; negative is an error.
+	MaxDepth int
+}
+
+// Dir returns a source for a host directory. The path is made absolute so
+// skills report stable folders; it must exist and be a directory.
+func Dir(path, label string, rank int) (Source, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Source{}, fmt.Errorf("skill root %q: %w", path, err)
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return Source{}, fmt.Errorf("skill root %q: %w (give an existing directory)", path, err)
+	}
+	if !info.IsDir() {
+		return Source{}, fmt.Errorf("skill root %q is not a directory; give the folder that holds skills (or a skill folder)", path)
+	}
+	if label == "" {
+		label = abs
+	}
+	return Source{Label: label, FS: os.DirFS(abs), Path: abs, Rank: rank}, nil
+}
+
+// FS returns a source for any file system, such as an embed.FS. Use
+// fs.Sub first when the skills sit below a prefix.
+func FS(fsys fs.FS, label string, rank int) Source {
+	return Source{Label: label, FS: fsys, Rank: rank}
+}
+
+// HostPath returns the host path of dir (a slash path in the source's
+// file system), or "" when the source has no host path.
+func (s Source) HostPath(dir string) string {
+	if s.Path == "" {
+		return ""
+	}
+	if dir == "." || dir == "" {
+		return s.Path
+	}
+	return filepath.Join(s.Path, filepath.FromSlash(dir))
+}
+
+// DisplayPath names dir for people: the host path when there is one, else
+// the label joined with dir.
+func (s Source) DisplayPath(dir string) string {
+	if p := s.HostPath(dir); p != "" {
+		return p
+	}
+	if dir == "." || dir == "" {
+		return s.Label
+	}
+	return strings.TrimSuffix(s.Label, "/") + "/" + dir
+}
+
+// DefaultRoots returns the roots searched when the operator names none, in
+// rank order (best first): each entry of $SKILLKIT_PATH (colon-separated),
+// the project's .agents/skills (in the nearest ancestor of cwd holding
+// .git, else in cwd), and ~/.agents/skills. Roots that do not exist are
+// left out; getenv and home are parameters so callers and tests control
+// them.
+func DefaultRoots(cwd string, getenv func(string) string, home string) ([]Source, error) {
+	var out []Source
+	add := func(path, label string) error {
+		info, err := os.Stat(path)
+		if err != nil || !info.IsDir() {
+			return nil
+		}
+		src, err := Dir(path, label, len(out))
+		if err != nil {
+			return err
+		}
+		out = append(out, src)
+		return nil
+	}
+	if v := getenv("SKILLKIT_PATH"); v != "" {
+		for _, p := range filepath.SplitList(v) {
+			if p == "" {
+				continue
+			}
+			if err := add(p, "SKILLKIT_PATH:"+p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := add(filepath.Join(ProjectRoot(cwd), ".agents", "skills"), "project"); err != nil {
+		return nil, err
+	}
+	if home != "" {
+		if err := add(filepath.Join(home, ".agents", "skills"), "user"); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ProjectRoot returns the nearest ancestor of cwd (cwd included) that
+// holds a .git entry, or cwd itself when there is none.
+func ProjectRoot(cwd string) string {
+	dir := cwd
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return cwd
+		}
+		dir = parent
+	}
+}
