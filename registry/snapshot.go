@@ -195,7 +195,9 @@ func (s *Snapshot) Body(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w (the file changed since discovery; refresh the registry)", err)
 	}
-	body := doc.Body
+	// Surrounding blank lines are layout, not instructions; trimming them
+	// keeps the rendered <skill_instructions> block tight.
+	body := strings.TrimSpace(doc.Body)
 	e.body.CompareAndSwap(nil, &body)
 	return *e.body.Load(), nil
 }

@@ -1,0 +1,113 @@
+// Package cli implements the skillkit command line. It lives apart from
+// package main so tests can run every command in-process with their own
+// streams and environment.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillkit/skillkit/registry"
+	"github.com/skillkit/skillkit/skill"
+	"github.com/skillkit/skillkit/source"
+)
+
+// Env is what a command run sees of its process.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads environment variables (SKILLKIT_PATH, HOME).
+	Getenv func(string) string
+	// Cwd is the working directory; empty means os.Getwd.
+	Cwd string
+}
+
+// exitError carries a command's exit status without an extra message (the
+// command already printed what the user needs).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// Run executes the skillkit command line args and returns the exit status.
+func Run(ctx context.Context, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	if env.Stdin == nil {
+		env.Stdin = strings.NewReader("")
+	}
+	root := newRoot(&env)
+	root.SetArgs(args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintf(env.Stderr, "skillkit: %v\n", err)
+	return 2
+}
+
+func newRoot(env *Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "skillkit",
+		Short:         "Agent Skills for every agent: validate, list, catalog, show and count skills",
+		Long:          "skillkit parses, validates and serves Agent Skills (folders with a SKILL.md).\n\nCommands that take ROOT arguments read skills from those folders (a folder of skills,\nor one skill folder). Without ROOTs they search $SKILLKIT_PATH (colon-separated),\nthe project's .agents/skills and ~/.agents/skills, best rank first.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newValidate(env), newList(env), newCatalog(env), newShow(env), newTokens(env))
+	return root
+}
+
+// openRegistry builds a registry over the given roots (or the default
+// roots) and prints discovery diagnostics to stderr.
+func openRegistry(ctx context.Context, env *Env, roots []string) (*registry.Registry, error) {
+	var sources []source.Source
+	if len(roots) == 0 {
+		cwd := env.Cwd
+		if cwd == "" {
+			var err error
+			if cwd, err = os.Getwd(); err != nil {
+				return nil, err
+			}
+		}
+		home := env.Getenv("HOME")
+		srcs, err := source.DefaultRoots(cwd, env.Getenv, home)
+		if err != nil {
+			return nil, err
+		}
+		sources = srcs
+	}
+	for i, r := range roots {
+		src, err := source.Dir(r, r, i)
+		if err != nil {
+			return nil, fmt.Errorf("argument ROOT: %w", err)
+		}
+		sources = append(sources, src)
+	}
+	reg, err := registry.New(ctx, sources, nil)
+	if err != nil {
+		return nil, err
+	}
+	printDiagnostics(env.Stderr, reg.Snapshot().Diagnostics())
+	return reg, nil
+}
+
+func printDiagnostics(w io.Writer, diags []skill.Diagnostic) {
+	for _, d := range diags {
+		fmt.Fprintln(w, d.String())
+	}
+}

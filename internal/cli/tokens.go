@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillkit/skillkit/catalog"
+)
+
+type tokenRow struct {
+	Name          string `json:"name"`
+	CatalogTokens int    `json:"catalog_tokens"`
+	BodyTokens    int    `json:"body_tokens"`
+	DocsTokens    int    `json:"docs_tokens"`
+	Docs          int    `json:"docs"`
+}
+
+type tokenReport struct {
+	Encoding string     `json:"encoding"`
+	Skills   []tokenRow `json:"skills"`
+	Totals   struct {
+		// Catalog is the whole rendered catalog (reminder format).
+		Catalog int `json:"catalog_tokens"`
+		Bodies  int `json:"body_tokens"`
+		Docs    int `json:"docs_tokens"`
+		// FullInjection is every body and every document.
+		FullInjection int `json:"full_injection_tokens"`
+	} `json:"totals"`
+	// Ratio is full injection divided by the catalog.
+	Ratio float64 `json:"full_injection_to_catalog_ratio"`
+}
+
+func newTokens(env *Env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "tokens [--json] [ROOT...]",
+		Short: "Count the tokens of catalog lines, bodies and documents",
+		Long: "tokens counts, per skill, the tokens of its catalog line, its SKILL.md body and its documents\n" +
+			"(o200k_base), the totals, and the ratio of injecting every body and document up front to the\n" +
+			"catalog alone — what progressive disclosure saves. Skills hidden from the model have no\n" +
+			"catalog line but their bodies and documents are counted.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			reg, err := openRegistry(ctx, env, args)
+			if err != nil {
+				return err
+			}
+			counter, err := catalog.NewCounter(catalog.DefaultEncoding)
+			if err != nil {
+				return err
+			}
+			snap := reg.Snapshot()
+			c, err := catalog.New(snap.Summaries(), nil)
+			if err != nil {
+				return err
+			}
+			lines := map[string]string{}
+			for _, e := range c.Entries() {
+				lines[e.Name] = "- `" + e.Name + "`: " + e.Description
+			}
+			rep := tokenReport{Encoding: counter.Encoding(), Skills: []tokenRow{}}
+			count := func(s string) int {
+				n, err := counter.Count(s)
+				if err != nil {
+					fmt.Fprintf(env.Stderr, "skillkit: counting tokens: %v\n", err)
+				}
+				return n
+			}
+			for _, s := range snap.Summaries() {
+				row := tokenRow{Name: s.Name}
+				if l, ok := lines[s.Name]; ok {
+					row.CatalogTokens = count(l)
+				}
+				body, err := snap.Body(ctx, s.Name)
+				if err != nil {
+					return err
+				}
+				row.BodyTokens = count(body)
+				docs, err := snap.Docs(ctx, s.Name)
+				if err != nil {
+					fmt.Fprintf(env.Stderr, "%s: error: %v\n", s.Path, err)
+				}
+				for _, d := range docs {
+					text, err := snap.DocText(ctx, s.Name, d)
+					if err != nil {
+						fmt.Fprintf(env.Stderr, "%s: warning: document %s not counted: %v\n", s.Path, d, err)
+						continue
+					}
+					row.DocsTokens += count(text)
+					row.Docs++
+				}
+				rep.Skills = append(rep.Skills, row)
+				rep.Totals.Bodies += row.BodyTokens
+				rep.Totals.Docs += row.DocsTokens
+			}
+			rep.Totals.Catalog = count(c.Render(catalog.Reminder{}))
+			rep.Totals.FullInjection = rep.Totals.Bodies + rep.Totals.Docs
+			if rep.Totals.Catalog > 0 {
+				rep.Ratio = float64(rep.Totals.FullInjection) / float64(rep.Totals.Catalog)
+			}
+			if asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "SKILL\tCATALOG\tBODY\tDOCS\t")
+			for _, r := range rep.Skills {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t\n", r.Name, r.CatalogTokens, r.BodyTokens, r.DocsTokens)
+			}
+			fmt.Fprintf(tw, "total\t%d\t%d\t%d\t\n", rep.Totals.Catalog, rep.Totals.Bodies, rep.Totals.Docs)
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if rep.Totals.Catalog > 0 {
+				fmt.Fprintf(env.Stdout, "\nfull injection: %d tokens, %.1f× the catalog (%d tokens, %s)\n", rep.Totals.FullInjection, rep.Ratio, rep.Totals.Catalog, rep.Encoding)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

@@ -1,0 +1,282 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillkit/skillkit/source"
+)
+
+// benchTreeVersion keys the cached benchmark tree; bump it when
+// writeBenchTree changes so stale trees are not reused.
+const benchTreeVersion = "v1"
+
+// benchSkills is the size of the generated tree the performance targets
+// are stated for.
+const benchSkills = 10_000
+
+// benchTree returns a folder holding benchSkills generated skills, each a
+// ≈2 KB SKILL.md plus one reference document. The tree is cached under
+// os.TempDir (keyed by benchTreeVersion) because writing 20,000 files
+// costs more than the benchmarks themselves.
+func benchTree(tb testing.TB) string {
+	tb.Helper()
+	dir := filepath.Join(os.TempDir(), "skillkit-bench-registry-"+benchTreeVersion)
+	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
+		return dir
+	}
+	tmp, err := os.MkdirTemp(os.TempDir(), "skillkit-bench-tmp-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := writeBenchTree(tmp, benchSkills); err != nil {
+		os.RemoveAll(tmp)
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	// Another process may have won the race; its tree is as good as ours.
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		if _, statErr := os.Stat(filepath.Join(dir, ".complete")); statErr != nil {
+			tb.Fatalf("installing benchmark tree: %v", err)
+		}
+	}
+	return dir
+}
+
+// writeBenchTree writes n skills named skill-00000 ... into root.
+func writeBenchTree(root string, n int) error {
+	filler := strings.Repeat("Follow the steps below carefully and check every result before moving on. ", 30)
+	for i := range n {
+		name := fmt.Sprintf("skill-%05d", i)
+		dir := filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "---\nname: %s\ndescription: Handles task number %d for the benchmark; use it when the user asks about generated workload %d and its reports.\nlicense: MIT\n---\n\n# %s\n\n", name, i, i, name)
+		for b.Len() < 2000 {
+			b.WriteString(filler[:min(len(filler), 2000-b.Len())])
+		}
+		b.WriteString("\n")
+		if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "reference.md"), []byte("# Reference\n\n"+filler[:1000]+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// benchSource returns the generated tree as a source.
+func benchSource(tb testing.TB) []source.Source {
+	tb.Helper()
+	src, err := source.Dir(benchTree(tb), "bench", 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return []source.Source{src}
+}
+
+// catTime runs cat over every SKILL.md of the tree, as `cat */SKILL.md
+// >/dev/null` would, and returns how long it took. Argument lists longer
+// than maxArgBytes are split the way xargs splits them; the process start
+// is then counted once by subtracting the extra starts (measured with
+// `cat /dev/null`).
+func catTime(tb testing.TB, root string) time.Duration {
+	tb.Helper()
+	paths, err := filepath.Glob(filepath.Join(root, "*", "SKILL.md"))
+	if err != nil || len(paths) != benchSkills {
+		tb.Fatalf("glob found %d SKILL.md files (%v); want %d", len(paths), err, benchSkills)
+	}
+	const maxArgBytes = 1 << 20
+	var batches [][]string
+	var cur []string
+	size := 0
+	for _, p := range paths {
+		if size+len(p)+1 > maxArgBytes && len(cur) > 0 {
+			batches = append(batches, cur)
+			cur, size = nil, 0
+		}
+		cur = append(cur, p)
+		size += len(p) + 1
+	}
+	batches = append(batches, cur)
+	run := func(args []string) time.Duration {
+		cmd := exec.Command("cat", args...)
+		start := time.Now()
+		if err := cmd.Run(); err != nil { // Stdout nil: /dev/null
+			tb.Fatalf("cat: %v", err)
+		}
+		return time.Since(start)
+	}
+	var total time.Duration
+	for _, b := range batches {
+		total += run(b)
+	}
+	if extra := len(batches) - 1; extra > 0 {
+		total -= time.Duration(extra) * run([]string{os.DevNull})
+	}
+	return total
+}
+
+// BenchmarkColdDiscovery measures New on 10,000 skills with no earlier
+// snapshot (the page cache is warm after the first run) and reports the
+// time of cat over the same SKILL.md files, measured in the same run, and
+// the ratio (target: ratio ≤ 0.6).
+func BenchmarkColdDiscovery(b *testing.B) {
+	srcs := benchSource(b)
+	ctx := context.Background()
+	catTime(b, srcs[0].Path) // warm the page cache
+	var catTotal time.Duration
+	catRuns := 0
+	b.ResetTimer()
+	for b.Loop() {
+		r, err := New(ctx, srcs, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := r.Snapshot().Len(); n != benchSkills {
+			b.Fatalf("found %d skills, want %d", n, benchSkills)
+		}
+		b.StopTimer()
+		catTotal += catTime(b, srcs[0].Path)
+		catRuns++
+		b.StartTimer()
+	}
+	b.StopTimer()
+	ours := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	cat := float64(catTotal.Nanoseconds()) / float64(catRuns)
+	b.ReportMetric(cat/1e6, "cat-ms")
+	b.ReportMetric(ours/1e6, "discover-ms")
+	b.ReportMetric(ours/cat, "ratio-to-cat")
+}
+
+// BenchmarkRefreshUnchanged measures Refresh when no file changed and
+// reports it as a fraction of a cold discovery measured in the same run
+// (target: ≤ 0.30).
+func BenchmarkRefreshUnchanged(b *testing.B) {
+	srcs := benchSource(b)
+	ctx := context.Background()
+	var cold time.Duration
+	const coldRuns = 3
+	var r *Registry
+	for range coldRuns {
+		start := time.Now()
+		var err error
+		r, err = New(ctx, srcs, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cold += time.Since(start)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		s, err := r.Refresh(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s.Len() != benchSkills {
+			b.Fatalf("refresh found %d skills, want %d", s.Len(), benchSkills)
+		}
+	}
+	b.StopTimer()
+	per := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	coldPer := float64(cold.Nanoseconds()) / coldRuns
+	b.ReportMetric(coldPer/1e6, "cold-ms")
+	b.ReportMetric(per/coldPer, "ratio-to-cold")
+}
+
+// BenchmarkCachedBody measures Body for a skill whose body is already
+// cached (target: ≤ 2 µs).
+func BenchmarkCachedBody(b *testing.B) {
+	r, err := New(context.Background(), benchSource(b), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := r.Snapshot()
+	ctx := context.Background()
+	if _, err := s.Body(ctx, "skill-04242"); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		body, err := s.Body(ctx, "skill-04242")
+		if err != nil || len(body) == 0 {
+			b.Fatalf("Body = %d bytes, %v", len(body), err)
+		}
+	}
+}
+
+// BenchmarkSummaries measures listing all 10,000 summaries of a snapshot,
+// what a catalog render starts from.
+func BenchmarkSummaries(b *testing.B) {
+	r, err := New(context.Background(), benchSource(b), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := r.Snapshot()
+	b.ReportAllocs()
+	for b.Loop() {
+		if n := len(s.Summaries()); n != benchSkills {
+			b.Fatalf("%d summaries", n)
+		}
+	}
+}
+
+// BenchmarkSnapshotHeap reports the live heap a registry of 10,000 skills
+// holds (target: ≤ 20 MB).
+func BenchmarkSnapshotHeap(b *testing.B) {
+	srcs := benchSource(b)
+	var last float64
+	for b.Loop() {
+		last = float64(snapshotHeap(b, srcs)) / (1 << 20)
+	}
+	b.ReportMetric(last, "heap-MiB")
+}
+
+// TestSnapshotHeap checks the heap target on the generated tree. It is
+// skipped in -short mode because generating the tree the first time takes
+// a few seconds.
+func TestSnapshotHeap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates 10,000 skills; skipped in -short mode")
+	}
+	srcs := benchSource(t)
+	const limit = 20 << 20
+	if got := snapshotHeap(t, srcs); got > limit {
+		t.Errorf("registry of %d skills holds %.1f MiB of heap; the target is ≤ 20 MiB", benchSkills, float64(got)/(1<<20))
+	} else {
+		t.Logf("registry of %d skills holds %.1f MiB of heap", benchSkills, float64(got)/(1<<20))
+	}
+}
+
+// snapshotHeap returns the growth of the live heap across New, with the
+// registry kept alive.
+func snapshotHeap(tb testing.TB, srcs []source.Source) uint64 {
+	tb.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r, err := New(context.Background(), srcs, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(r)
+	if after.HeapAlloc < before.HeapAlloc {
+		return 0
+	}
+	return after.HeapAlloc - before.HeapAlloc
+}

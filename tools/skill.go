@@ -1,0 +1,84 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/skillkit/skillkit/catalog"
+	"github.com/skillkit/skillkit/registry"
+	"github.com/skillkit/skillkit/skill"
+)
+
+// SkillName is the name of the skill tool.
+const SkillName = "skill"
+
+// SkillArgs are the arguments of the skill tool.
+type SkillArgs struct {
+	Name string `json:"name" jsonschema:"The exact skill name from the available skills list."`
+}
+
+// Skill returns the skill tool: it loads one skill's instructions by its
+// exact name and marks the skill loaded. Checks run in a fixed order:
+// invalid name, not listed, not model-invocable, then the body is read.
+func Skill() Tool {
+	return Tool{
+		Name:        SkillName,
+		Description: "Load a skill's full instructions by its exact name from the available skills list. Call it before taking task actions when the user names a skill or the task clearly matches a skill's description.",
+		InputSchema: schemaFor[SkillArgs](),
+		Handler:     runSkill,
+	}
+}
+
+func runSkill(ctx context.Context, c Call) Result {
+	var args SkillArgs
+	raw := map[string]any{}
+	if err := json.Unmarshal(c.Args, &raw); err == nil {
+		if s, ok := raw["name"].(string); ok {
+			args.Name = s
+		}
+	}
+	text, err := RenderSkill(ctx, c.Skills, args.Name)
+	if err != nil {
+		return Result{Text: text, IsError: true}
+	}
+	return Result{Text: text, Effects: []Effect{{Kind: EffectLoad, Skill: args.Name, DocsMode: DocsKeep}}}
+}
+
+// ErrSkillCall is returned by RenderSkill together with the error text the
+// model sees.
+var ErrSkillCall = errors.New("skill call failed")
+
+// RenderSkill returns exactly what the skill tool returns for name: the
+// rendered skill block, or (with a non-nil error) the error text.
+func RenderSkill(ctx context.Context, snap *registry.Snapshot, name string) (string, error) {
+	if !skill.ValidName(name) {
+		return catalog.InvalidNameError(name), ErrSkillCall
+	}
+	if snap == nil {
+		return catalog.UnknownSkillError(name), ErrSkillCall
+	}
+	sum, ok := snap.Lookup(name)
+	if !ok {
+		return catalog.UnknownSkillError(name), ErrSkillCall
+	}
+	if !sum.ModelInvocable {
+		return catalog.NotModelInvocableError(name), ErrSkillCall
+	}
+	body, err := snap.Body(ctx, name)
+	if err != nil {
+		if errors.Is(err, registry.ErrNotFound) {
+			return catalog.UnknownSkillError(name), ErrSkillCall
+		}
+		return catalog.ProviderError(err), ErrSkillCall
+	}
+	res := catalog.SkillResult{Name: name, Provider: sum.Source, Content: body}
+	if sum.Path != "" {
+		res.Resources = &catalog.ResourceBase{Kind: catalog.ResourceDirectory, Path: sum.Path}
+	}
+	text, err := catalog.RenderSkillResult(res)
+	if err != nil {
+		return catalog.ProviderError(err), ErrSkillCall
+	}
+	return text, nil
+}
