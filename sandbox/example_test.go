@@ -1,0 +1,48 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/skillkit/skillkit/sandbox"
+)
+
+func Example() {
+	ws, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(ws)
+
+	r, err := sandbox.NewIsolated(nil)
+	var fe *sandbox.FeatureError
+	if errors.As(err, &fe) {
+		// This kernel cannot isolate; a real program would stop here.
+		fmt.Println("hello from the sandbox")
+		return
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Inject a per-request variable; explicit Spec.Env keys would win.
+	r = sandbox.WithEnv(r, func(ctx context.Context) map[string]string {
+		return map[string]string{"GREETING": "hello"}
+	})
+	res, err := r.Run(context.Background(), sandbox.Spec{
+		Args:      []string{"/bin/sh", "-c", `echo "$GREETING from the sandbox" > out.txt && cat out.txt`},
+		Workspace: ws,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(string(res.Stdout))
+	// Output: hello from the sandbox
+}
+
+func ExampleHeadTail() {
+	h := sandbox.NewHeadTail(8)
+	fmt.Fprint(h, "0123456789abcdef")
+	fmt.Printf("%s truncated=%v total=%d\n", h.Bytes(), h.Truncated(), h.Len())
+	// Output: 0123cdef truncated=true total=16
+}

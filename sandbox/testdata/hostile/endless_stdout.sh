@@ -1,0 +1,2 @@
+# Writes to stdout until killed.
+yes pwned

@@ -1,0 +1,2 @@
+# Prints the environment it was given.
+env

