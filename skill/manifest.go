@@ -158,15 +158,15 @@ func ReadManifest(ctx context.Context, fsys fs.FS, dir string, opts ManifestOpti
 }
 
 type walker struct {
-	ctx     context.Context
-	fsys    fs.FS
-	root    string
-	lim     Limits
-	hash    bool
-	label   string
-	files   []File
-	bytes   int64
-	diags   []Diagnostic
+	ctx   context.Context
+	fsys  fs.FS
+	root  string
+	lim   Limits
+	hash  bool
+	label string
+	files []File
+	bytes int64
+	diags []Diagnostic
 	// active holds the resolved folders on the current walk path; a link
 	// into one of them is a cycle. A folder reached again by another path
 	// (a link to a sibling) is listed again under that path: not a cycle.
@@ -265,9 +265,13 @@ func (w *walker) add(fsPath, rel, target string) error {
 		return fmt.Errorf("skill %s holds more than %d bytes; remove large files or raise the bytes-per-skill limit: %w", w.label, w.lim.MaxBytes, ErrLimit)
 	}
 	if w.hash {
-		sum, err := HashFile(w.fsys, fsPath)
+		sum, n, err := hashFile(w.fsys, fsPath)
 		if err != nil {
 			return fmt.Errorf("hashing %s: %w", path.Join(w.label, rel), err)
+		}
+		if n != f.Size {
+			// Size and digest must describe the same bytes: hosts verify both.
+			return fmt.Errorf("%s changed while it was read (%d bytes, then %d); read the skill again", path.Join(w.label, rel), f.Size, n)
 		}
 		f.SHA256 = sum
 	}
@@ -277,16 +281,24 @@ func (w *walker) add(fsPath, rel, target string) error {
 
 // HashFile returns the hex SHA-256 of one file in fsys.
 func HashFile(fsys fs.FS, name string) (string, error) {
+	sum, _, err := hashFile(fsys, name)
+	return sum, err
+}
+
+// hashFile returns the hex SHA-256 of one file and the number of bytes
+// it hashed.
+func hashFile(fsys fs.FS, name string) (string, int64, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", n, err
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 // isAncestor reports whether dir is p or a parent of p.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"path"
 	"regexp"
 	"sort"
 	"strconv"
@@ -587,13 +586,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// dirBase is path.Base for slash paths, with "." mapped to "".
-func dirBase(dir string) string {
-	b := path.Base(dir)
-	if b == "." || b == "/" {
-		return ""
-	}
-	return b
 }

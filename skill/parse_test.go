@@ -118,8 +118,8 @@ func diagList(ds []Diagnostic) string {
 	return b.String()
 }
 
-func TestParseText(t *testing.T) {
-	cases := []parseCase{
+func parseTextCases() []parseCase {
+	return []parseCase{
 		{
 			name:     "plain",
 			src:      "---\nname: pdf\ndescription: Read PDF files.\n---\n# PDF\n\nUse it.\n",
@@ -174,13 +174,16 @@ func TestParseText(t *testing.T) {
 		{name: "invalid YAML", src: "---\nname: pdf\ndescription: [unclosed\n---\n", errHas: "Invalid YAML in frontmatter: line 3: did not find expected", errLine: 3},
 		{name: "bad indentation", src: "---\nname: pdf\ndescription: d\n  x: y\n---\n", errHas: "Invalid YAML in frontmatter: line 4", errLine: 4},
 	}
-	for _, c := range cases {
+}
+
+func TestParseText(t *testing.T) {
+	for _, c := range parseTextCases() {
 		t.Run(c.name, func(t *testing.T) { runParseCase(t, c) })
 	}
 }
 
-func TestParseScalars(t *testing.T) {
-	cases := []parseCase{
+func parseScalarCases() []parseCase {
+	return []parseCase{
 		{
 			name:     "literal block",
 			src:      "---\nname: pdf\ndescription: |\n  Read PDF files.\n  Use when the user\n  attaches one.\n---\n",
@@ -275,7 +278,10 @@ func TestParseScalars(t *testing.T) {
 			errHas: "Invalid YAML in frontmatter", errLine: 3,
 		},
 	}
-	for _, c := range cases {
+}
+
+func TestParseScalars(t *testing.T) {
+	for _, c := range parseScalarCases() {
 		t.Run(c.name, func(t *testing.T) { runParseCase(t, c) })
 	}
 }
@@ -356,9 +362,9 @@ func TestParseBool(t *testing.T) {
 	}
 }
 
-func TestParseFields(t *testing.T) {
+func parseFieldCases() []parseCase {
 	longDesc := strings.Repeat("é", MaxDescriptionLength)
-	cases := []parseCase{
+	return []parseCase{
 		{
 			name: "unknown fields kept in Raw",
 			src: "---\nname: pdf\ndescription: d\nversion: 2\nauthor:\n  name: Ann\n  tags: [a, b]\n" +
@@ -543,13 +549,16 @@ func TestParseFields(t *testing.T) {
 			warns:    []wantDiag{{4, "not a plain string"}},
 		},
 	}
-	for _, c := range cases {
+}
+
+func TestParseFields(t *testing.T) {
+	for _, c := range parseFieldCases() {
 		t.Run(c.name, func(t *testing.T) { runParseCase(t, c) })
 	}
 }
 
-func TestParseName(t *testing.T) {
-	cases := []parseCase{
+func parseNameCases() []parseCase {
+	return []parseCase{
 		{name: "matches directory", src: "---\nname: pdf\ndescription: d\n---\n", dir: "pdf", wantName: "pdf"},
 		{
 			name: "differs from directory", src: "---\nname: pdf\ndescription: d\n---\n", dir: "pdf-tools",
@@ -581,7 +590,10 @@ func TestParseName(t *testing.T) {
 		{name: "too long", src: "---\nname: " + strings.Repeat("a", 65) + "\ndescription: d\n---\n", errHas: "not a valid skill name", errLine: 2},
 		{name: "64 characters", src: "---\nname: " + strings.Repeat("a", 64) + "\ndescription: d\n---\n", wantName: strings.Repeat("a", 64)},
 	}
-	for _, c := range cases {
+}
+
+func TestParseName(t *testing.T) {
+	for _, c := range parseNameCases() {
 		t.Run(c.name, func(t *testing.T) { runParseCase(t, c) })
 	}
 }
