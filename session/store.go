@@ -134,7 +134,8 @@ func RunAppendHook(ctx context.Context, hook AppendHook, sess *Session, ev *Even
 // PrepareEvent is the first step of every Store's Append: it copies ev,
 // validates it, assigns an ID and Time when empty, normalizes Time to UTC
 // without a monotonic reading, and zeroes Seq and Turn for the store to
-// assign. now is the store's clock.
+// assign, and turns an empty StateDelta or ToolCalls into nil. now is the
+// store's clock.
 func PrepareEvent(ev Event, now time.Time) (Event, error) {
 	e := ev.Clone()
 	if err := e.Validate(); err != nil {
@@ -148,6 +149,14 @@ func PrepareEvent(ev Event, now time.Time) (Event, error) {
 	}
 	e.Time = e.Time.UTC().Round(0)
 	e.Seq, e.Turn = 0, 0
+	// Empty and nil are the same to every store; keep one form so
+	// snapshots compare equal whichever store produced them.
+	if len(e.StateDelta) == 0 {
+		e.StateDelta = nil
+	}
+	if len(e.ToolCalls) == 0 {
+		e.ToolCalls = nil
+	}
 	return e, nil
 }
 
