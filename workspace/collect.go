@@ -1,0 +1,290 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/gabriel-vasile/mimetype"
+)
+
+// Defaults used when a CollectLimits field is zero.
+const (
+	DefaultMaxFiles           = 64
+	DefaultMaxFileInlineBytes = 16 << 10
+	DefaultMaxInlineBytes     = 64 << 10
+)
+
+// sniffLen is how much of a file MIME detection reads (mimetype's default).
+const sniffLen = 3072
+
+// CollectLimits bounds a Collect call. Zero fields (or a nil *CollectLimits)
+// mean the defaults; negative values are errors.
+type CollectLimits struct {
+	// MaxFiles is the most files returned; more matches set
+	// Collection.Truncated. Default DefaultMaxFiles.
+	MaxFiles int
+	// MaxFileInlineBytes is the most content inlined for one file; a longer
+	// text file gets a prefix and Truncated. Default DefaultMaxFileInlineBytes.
+	MaxFileInlineBytes int64
+	// MaxInlineBytes is the most content inlined over all files. Default
+	// DefaultMaxInlineBytes.
+	MaxInlineBytes int64
+}
+
+// OutputFile is one collected file.
+type OutputFile struct {
+	// Path is relative to the workspace directory, with slashes; it is the
+	// reference to files whose content is not inline.
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+	// MIME is detected from the content, e.g. "text/plain; charset=utf-8".
+	MIME string `json:"mime"`
+	// Content is the file's text, for UTF-8 text files within the inline
+	// limits; empty otherwise.
+	Content string `json:"content,omitempty"`
+	// Truncated reports a text file whose content is cut short (possibly to
+	// nothing) by an inline limit.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Collection is the result of Collect.
+type Collection struct {
+	Files []OutputFile `json:"files"`
+	// Truncated reports that more files matched than CollectLimits.MaxFiles.
+	Truncated bool `json:"truncated,omitempty"`
+	// InlineBytes is the total inlined content.
+	InlineBytes int64 `json:"inline_bytes"`
+	// Skipped lists matches not collected: links leading out of the
+	// workspace or nowhere, and special files.
+	Skipped []Skipped `json:"skipped,omitempty"`
+}
+
+// errEnough stops glob walking once one file past the limit is found.
+var errEnough = errors.New("enough files")
+
+// Collect returns the regular files matching any of globs, in glob order and
+// then lexical order, without duplicates. Globs use doublestar syntax ("**"
+// crosses directories) and are relative to the workspace directory, e.g.
+// "out/**/*.png"; absolute globs and globs containing ".." are rejected.
+// Symbolic links are followed only while they stay inside the workspace, and
+// "**" does not descend through links to directories.
+func (w *Workspace) Collect(ctx context.Context, globs []string, lim *CollectLimits) (*Collection, error) {
+	l, err := lim.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if len(globs) == 0 {
+		return nil, fmt.Errorf("%w: no globs given; pass e.g. \"out/**\"", ErrInvalidGlob)
+	}
+	patterns := make([]string, len(globs))
+	for i, g := range globs {
+		if patterns[i], err = cleanGlob(g); err != nil {
+			return nil, fmt.Errorf("globs[%d]: %w", i, err)
+		}
+	}
+	root, err := w.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	c := &collector{root: root, lim: l, out: &Collection{Files: []OutputFile{}}, seen: map[string]bool{}}
+	fsys := root.FS()
+	for _, g := range patterns {
+		err := doublestar.GlobWalk(fsys, g, func(p string, d fs.DirEntry) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return c.visit(p, d)
+		}, doublestar.WithNoFollow())
+		if errors.Is(err, errEnough) {
+			break
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("workspace %s: collect %q: %w", w.id, g, err)
+		}
+	}
+	return c.out, nil
+}
+
+// withDefaults validates l and fills in defaults.
+func (l *CollectLimits) withDefaults() (CollectLimits, error) {
+	var v CollectLimits
+	if l != nil {
+		v = *l
+	}
+	check := func(field string, n int64) error {
+		if n < 0 {
+			return fmt.Errorf("%w: CollectLimits.%s is %d; use a positive value or 0 for the default", ErrInvalidOption, field, n)
+		}
+		return nil
+	}
+	if err := errors.Join(check("MaxFiles", int64(v.MaxFiles)), check("MaxFileInlineBytes", v.MaxFileInlineBytes), check("MaxInlineBytes", v.MaxInlineBytes)); err != nil {
+		return v, err
+	}
+	if v.MaxFiles == 0 {
+		v.MaxFiles = DefaultMaxFiles
+	}
+	if v.MaxFileInlineBytes == 0 {
+		v.MaxFileInlineBytes = DefaultMaxFileInlineBytes
+	}
+	if v.MaxInlineBytes == 0 {
+		v.MaxInlineBytes = DefaultMaxInlineBytes
+	}
+	return v, nil
+}
+
+// cleanGlob validates an output glob: relative, no "." or ".." or empty
+// elements (a leading "./" is dropped), valid doublestar syntax.
+func cleanGlob(g string) (string, error) {
+	orig := g
+	bad := func(why string) error {
+		return fmt.Errorf("%w: %q %s; use a pattern relative to the workspace such as \"out/**\"", ErrInvalidGlob, orig, why)
+	}
+	for strings.HasPrefix(g, "./") {
+		g = g[2:]
+	}
+	switch {
+	case g == "":
+		return "", bad("is empty")
+	case strings.HasPrefix(g, "/") || strings.HasPrefix(g, `\`) || len(g) > 1 && g[1] == ':':
+		return "", bad("is absolute")
+	case strings.ContainsRune(g, 0):
+		return "", bad("contains a NUL byte")
+	}
+	for _, e := range strings.Split(g, "/") {
+		switch e {
+		case "..":
+			return "", bad("contains '..'")
+		case ".", "":
+			return "", bad("contains an empty or '.' element")
+		}
+	}
+	if !doublestar.ValidatePattern(g) {
+		return "", bad("is not a valid pattern")
+	}
+	return g, nil
+}
+
+// collector accumulates one Collect call.
+type collector struct {
+	root *os.Root
+	lim  CollectLimits
+	out  *Collection
+	seen map[string]bool
+}
+
+// visit handles one glob match.
+func (c *collector) visit(p string, d fs.DirEntry) error {
+	if d.IsDir() || c.seen[p] {
+		return nil
+	}
+	c.seen[p] = true
+	t := d.Type()
+	if t&fs.ModeSymlink != 0 {
+		info, err := c.root.Stat(p) // fails for links leaving the workspace
+		switch {
+		case err != nil:
+			c.skip(p, "symbolic link leaves the workspace or leads nowhere")
+			return nil
+		case info.IsDir():
+			return nil // an alias of a directory matched under its own path
+		case !info.Mode().IsRegular():
+			c.skip(p, "not a regular file")
+			return nil
+		}
+	} else if !t.IsRegular() {
+		c.skip(p, "not a regular file")
+		return nil
+	}
+	if len(c.out.Files) == c.lim.MaxFiles {
+		c.out.Truncated = true
+		return errEnough
+	}
+	f, err := c.read(p)
+	if err != nil {
+		c.skip(p, "unreadable: "+err.Error())
+		return nil
+	}
+	c.out.Files = append(c.out.Files, f)
+	c.out.InlineBytes += int64(len(f.Content))
+	return nil
+}
+
+func (c *collector) skip(p, why string) {
+	c.out.Skipped = append(c.out.Skipped, Skipped{Path: p, Reason: why})
+}
+
+// read opens p through the root, sniffs its type and inlines what the limits
+// allow.
+func (c *collector) read(p string) (OutputFile, error) {
+	fh, err := c.root.Open(p)
+	if err != nil {
+		return OutputFile{}, err
+	}
+	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil {
+		return OutputFile{}, err
+	}
+	if !info.Mode().IsRegular() {
+		return OutputFile{}, errors.New("not a regular file")
+	}
+	allow := min(c.lim.MaxFileInlineBytes, c.lim.MaxInlineBytes-c.out.InlineBytes)
+	// One extra byte tells "exactly at the limit" from "longer"; up to
+	// utf8.UTFMax-1 more let a rune cut by the limit be recognized as valid.
+	want := max(int64(sniffLen), allow+utf8.UTFMax)
+	buf := make([]byte, min(want, info.Size()+1))
+	n, err := io.ReadFull(fh, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return OutputFile{}, err
+	}
+	buf = buf[:n]
+	out := OutputFile{Path: path.Clean(p), Size: info.Size(), MIME: mimetype.Detect(buf[:min(len(buf), sniffLen)]).String()}
+	complete := int64(n) < want // the whole file is in buf
+	if !isText(buf, complete) {
+		return out, nil
+	}
+	if int64(len(buf)) <= allow && complete {
+		out.Content = string(buf)
+		return out, nil
+	}
+	cut := buf[:min(int64(len(buf)), allow)]
+	for len(cut) > 0 && !utf8.Valid(cut) { // drop a rune split by the limit
+		cut = cut[:len(cut)-1]
+	}
+	out.Content = string(cut)
+	out.Truncated = true
+	return out, nil
+}
+
+// isText reports whether b looks like UTF-8 text: no NUL bytes and valid
+// UTF-8, allowing a rune cut off at the end when b is only a prefix.
+func isText(b []byte, complete bool) bool {
+	if bytes.IndexByte(b, 0) >= 0 {
+		return false
+	}
+	if utf8.Valid(b) {
+		return true
+	}
+	if complete {
+		return false
+	}
+	for i := 1; i < utf8.UTFMax && i <= len(b); i++ {
+		if utf8.Valid(b[:len(b)-i]) {
+			return true
+		}
+	}
+	return false
+}

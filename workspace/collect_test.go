@@ -1,0 +1,266 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+func collect(t *testing.T, w *Workspace, globs []string, lim *CollectLimits) *Collection {
+	t.Helper()
+	c, err := w.Collect(context.Background(), globs, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func paths(c *Collection) []string {
+	var out []string
+	for _, f := range c.Files {
+		out = append(out, f.Path)
+	}
+	return out
+}
+
+func TestCollectRejectsGlobs(t *testing.T) {
+	w := openTest(t, newTestManager(t, nil), "s")
+	tests := []struct {
+		glob, why string
+	}{
+		{"", "empty"},
+		{"../x", "'..'"},
+		{"out/../../etc/passwd", "'..'"},
+		{"out/**/..", "'..'"},
+		{"/etc/passwd", "absolute"},
+		{`\etc`, "absolute"},
+		{"C:/x", "absolute"},
+		{"out//x", "empty"},
+		{"out/./x", "'.'"},
+		{"out/[", "not a valid pattern"},
+	}
+	for _, tt := range tests {
+		_, err := w.Collect(context.Background(), []string{"out/*", tt.glob}, nil)
+		if !errors.Is(err, ErrInvalidGlob) || !strings.Contains(err.Error(), tt.why) || !strings.Contains(err.Error(), "globs[1]") {
+			t.Errorf("Collect(%q) err = %v, want ErrInvalidGlob naming globs[1] (%s)", tt.glob, err, tt.why)
+		}
+	}
+	if _, err := w.Collect(context.Background(), nil, nil); !errors.Is(err, ErrInvalidGlob) {
+		t.Errorf("no globs: err = %v", err)
+	}
+	if c, err := w.Collect(context.Background(), []string{"./out/**"}, nil); err != nil || len(c.Files) != 0 {
+		t.Errorf("leading ./ : %v %v", c, err)
+	}
+	for _, lim := range []CollectLimits{{MaxFiles: -1}, {MaxFileInlineBytes: -1}, {MaxInlineBytes: -1}} {
+		if _, err := w.Collect(context.Background(), []string{"out/**"}, &lim); !errors.Is(err, ErrInvalidOption) {
+			t.Errorf("limits %+v: err = %v, want ErrInvalidOption", lim, err)
+		}
+	}
+}
+
+func TestCollectSymlinksOutside(t *testing.T) {
+	outside := t.TempDir()
+	writeFile(t, outside, "secret.txt", "secret")
+	writeFile(t, outside, "dir/inner.txt", "secret too")
+	w := openTest(t, newTestManager(t, nil), "s")
+	writeFile(t, w.OutputDir(), "ok.txt", "fine")
+	writeFile(t, w.WorkDir(), "inside.txt", "inside")
+	for name, target := range map[string]string{
+		"leak.txt":   filepath.Join(outside, "secret.txt"),
+		"rel.txt":    "../../" + filepath.Base(filepath.Dir(w.Dir())) + "/../secret.txt",
+		"leakdir":    filepath.Join(outside, "dir"),
+		"inward.txt": "../work/inside.txt",
+	} {
+		if err := os.Symlink(target, filepath.Join(w.OutputDir(), name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, globs := range [][]string{{"out/**"}, {"out/*"}, {"out/leak.txt", "out/leakdir/*", "out/leakdir/**"}} {
+		c := collect(t, w, globs, nil)
+		for _, f := range c.Files {
+			if strings.Contains(f.Content, "secret") || strings.HasPrefix(f.Path, "out/leak") || f.Path == "out/rel.txt" {
+				t.Errorf("globs %v collected %s (%q) from outside the workspace", globs, f.Path, f.Content)
+			}
+		}
+	}
+	c := collect(t, w, []string{"out/**"}, nil)
+	got := strings.Join(paths(c), ",")
+	if got != "out/inward.txt,out/ok.txt" {
+		t.Errorf("files = %s, want out/inward.txt,out/ok.txt", got)
+	}
+	if c.Files[0].Content != "inside" {
+		t.Errorf("link inside the workspace not followed: %+v", c.Files[0])
+	}
+	var skipped []string
+	for _, s := range c.Skipped {
+		skipped = append(skipped, s.Path)
+	}
+	if strings.Join(skipped, ",") != "out/leak.txt,out/leakdir,out/rel.txt" {
+		t.Errorf("skipped = %v", c.Skipped)
+	}
+}
+
+func TestCollectMIME(t *testing.T) {
+	w := openTest(t, newTestManager(t, nil), "s")
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00")
+	files := map[string][]byte{
+		"out/a.txt":   []byte("hello\n"),
+		"out/b.json":  []byte(`{"k": [1, 2]}`),
+		"out/c.png":   png,
+		"out/d.bin":   {0, 1, 2, 3, 0xff},
+		"out/e.pdf":   []byte("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"),
+		"out/f.noext": []byte("<html><body>x</body></html>"),
+	}
+	for p, b := range files {
+		os.WriteFile(filepath.Join(w.Dir(), p), b, 0o644)
+	}
+	want := map[string]struct {
+		mime   string
+		inline bool
+	}{
+		"out/a.txt":   {"text/plain; charset=utf-8", true},
+		"out/b.json":  {"application/json", true},
+		"out/c.png":   {"image/png", false},
+		"out/d.bin":   {"application/octet-stream", false},
+		"out/e.pdf":   {"application/pdf", false},
+		"out/f.noext": {"text/html; charset=utf-8", true},
+	}
+	c := collect(t, w, []string{"out/**"}, nil)
+	if len(c.Files) != len(want) {
+		t.Fatalf("files = %v", paths(c))
+	}
+	for _, f := range c.Files {
+		wf := want[f.Path]
+		if f.MIME != wf.mime || (f.Content != "") != wf.inline || f.Size != int64(len(files[f.Path])) {
+			t.Errorf("%s: mime %q inline %v size %d, want %q %v %d", f.Path, f.MIME, f.Content != "", f.Size, wf.mime, wf.inline, len(files[f.Path]))
+		}
+		if wf.inline && f.Content != string(files[f.Path]) {
+			t.Errorf("%s content = %q", f.Path, f.Content)
+		}
+	}
+}
+
+func TestCollectInlineLimits(t *testing.T) {
+	const limit = 8
+	tests := []struct {
+		name      string
+		content   string
+		lim       CollectLimits
+		want      string
+		truncated bool
+	}{
+		{"below", "1234567", CollectLimits{MaxFileInlineBytes: limit}, "1234567", false},
+		{"at file limit", "12345678", CollectLimits{MaxFileInlineBytes: limit}, "12345678", false},
+		{"one past file limit", "123456789", CollectLimits{MaxFileInlineBytes: limit}, "12345678", true},
+		{"rune cut by limit", "1234567é", CollectLimits{MaxFileInlineBytes: limit}, "1234567", true},
+		{"at total limit", "12345678", CollectLimits{MaxInlineBytes: limit}, "12345678", false},
+		{"one past total limit", "123456789", CollectLimits{MaxInlineBytes: limit}, "12345678", true},
+		{"empty file", "", CollectLimits{MaxFileInlineBytes: limit}, "", false},
+		{"invalid utf-8", "12\xff", CollectLimits{}, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := openTest(t, newTestManager(t, nil), "s")
+			writeFile(t, w.OutputDir(), "f.txt", tt.content)
+			c := collect(t, w, []string{"out/f.txt"}, &tt.lim)
+			f := c.Files[0]
+			if f.Content != tt.want || f.Truncated != tt.truncated || f.Size != int64(len(tt.content)) || c.InlineBytes != int64(len(tt.want)) {
+				t.Errorf("got %+v (inline %d), want content %q truncated %v", f, c.InlineBytes, tt.want, tt.truncated)
+			}
+		})
+	}
+}
+
+func TestCollectTotals(t *testing.T) {
+	w := openTest(t, newTestManager(t, nil), "s")
+	for _, n := range []string{"a", "b", "c", "d"} {
+		writeFile(t, w.OutputDir(), n+".txt", "12345")
+	}
+	// Inline total 12: a gets 5, b 5, c the remaining 2 (truncated), d none.
+	c := collect(t, w, []string{"out/*.txt", "out/a.txt"}, &CollectLimits{MaxInlineBytes: 12})
+	var got []string
+	for _, f := range c.Files {
+		got = append(got, f.Content)
+	}
+	if strings.Join(got, "|") != "12345|12345|12|" || !c.Files[2].Truncated || !c.Files[3].Truncated || c.InlineBytes != 12 || c.Truncated {
+		t.Errorf("contents %q, collection %+v", got, c)
+	}
+	// MaxFiles at the limit and one short of the matches.
+	if c := collect(t, w, []string{"out/**"}, &CollectLimits{MaxFiles: 4}); len(c.Files) != 4 || c.Truncated {
+		t.Errorf("MaxFiles=4: %v truncated=%v", paths(c), c.Truncated)
+	}
+	if c := collect(t, w, []string{"out/**"}, &CollectLimits{MaxFiles: 3}); strings.Join(paths(c), ",") != "out/a.txt,out/b.txt,out/c.txt" || !c.Truncated {
+		t.Errorf("MaxFiles=3: %v truncated=%v", paths(c), c.Truncated)
+	}
+}
+
+func TestCollectGolden(t *testing.T) {
+	w := openTest(t, newTestManager(t, nil), "s")
+	writeFile(t, w.OutputDir(), "report.md", "# Report\n\nAll good.\n")
+	writeFile(t, w.OutputDir(), "data/rows.csv", "a,b\n1,2\n")
+	os.WriteFile(filepath.Join(w.OutputDir(), "data", "blob.bin"), []byte{0, 0, 0, 1}, 0o644)
+	writeFile(t, w.WorkDir(), "notes.txt", strings.Repeat("n", 40))
+	os.Symlink("/etc/passwd", filepath.Join(w.OutputDir(), "passwd"))
+	c := collect(t, w, []string{"out/**", "work/*.txt"}, &CollectLimits{MaxFileInlineBytes: 32})
+	got, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	golden := filepath.Join("testdata", "collect.golden.json")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./workspace -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("collection JSON differs from %s:\n%s", golden, got)
+	}
+}
+
+// FuzzCollectGlob checks that no accepted glob returns a path outside the
+// workspace or content from outside it.
+func FuzzCollectGlob(f *testing.F) {
+	for _, s := range []string{"out/**", "**", "../x", "/etc/*", "out/{a,../b}", "**/..", "skills/*/out/*", "out/[a-", "./**/*.txt", "*/../*"} {
+		f.Add(s)
+	}
+	outside := f.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("SECRET"), 0o644)
+	m, err := New(&Options{Root: filepath.Join(f.TempDir(), "ws")})
+	if err != nil {
+		f.Fatal(err)
+	}
+	w, err := m.Open(context.Background(), "s")
+	if err != nil {
+		f.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(w.OutputDir(), "a.txt"), []byte("ok"), 0o644)
+	os.Symlink(outside, filepath.Join(w.OutputDir(), "up"))
+	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(w.WorkDir(), "s"))
+	f.Fuzz(func(t *testing.T, glob string) {
+		c, err := w.Collect(context.Background(), []string{glob}, nil)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidGlob) {
+				t.Fatalf("Collect(%q) = %v, want nil or ErrInvalidGlob", glob, err)
+			}
+			return
+		}
+		for _, f := range c.Files {
+			if !filepath.IsLocal(f.Path) || strings.Contains(f.Content, "SECRET") {
+				t.Fatalf("Collect(%q) returned %+v", glob, f)
+			}
+		}
+	})
+}

@@ -1,0 +1,40 @@
+// Package workspace provides per-session working directories for running
+// Agent Skills: a writable copy of each staged skill, scratch and output
+// directories, per-command run directories, operator-allowed inputs, output
+// collection by glob, a command lock and idle cleanup. It only manages files;
+// running processes is the sandbox package's job.
+//
+// A workspace for session ID "s1" under the root (by default
+// os.UserCacheDir()/skillkit/workspaces) looks like this:
+//
+//	s1/
+//	  skills/<name>/   writable copy of the skill, refreshed when its source changes
+//	    out    -> ../../out          convenience links, relative so the tree
+//	    work   -> ../../work         can be mounted elsewhere (e.g. a container)
+//	    inputs -> ../../work/inputs
+//	  work/            scratch space shared by the session's commands
+//	  work/inputs/     copies of host inputs (CopyInput)
+//	  out/             files meant for the caller (Collect)
+//	  runs/<run-id>/   one fresh directory per command (RUN_DIR)
+//	  .skillkit/       lock file, last-used marker, staging manifests, temp dirs
+//
+// Inputs live in work/inputs rather than a top-level inputs/ so that a
+// command's scratch space and its inputs share one writable tree; the inputs
+// link inside each skill copy makes the documented relative path inputs/<file>
+// work from the skill directory.
+//
+// Quickstart:
+//
+//	m, err := workspace.New(nil) // defaults: user cache dir, 24h TTL
+//	ws, err := m.Open(ctx, sessionID)
+//	unlock, err := ws.Lock(ctx) // one command at a time per workspace
+//	defer unlock()
+//	_, err = ws.Stage(ctx, "pdf", os.DirFS("/skills/pdf"))
+//	run, err := ws.NewRun(ctx, "pdf")
+//	// ... run the command with run.Environ() in run.SkillDir ...
+//	out, err := ws.Collect(ctx, []string{"out/**"}, nil)
+//
+// Every path taken from a skill, a glob or an argument is resolved through
+// os.Root, so symbolic links cannot lead reads or writes out of the directory
+// they belong to.
+package workspace
