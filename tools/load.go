@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -52,26 +53,35 @@ type ReadArgs struct {
 
 // Load returns skill_load: it marks a skill loaded for the calling agent
 // and, with docs or include_all_docs, sets its document selection. The
-// result is the short stub "loaded: NAME"; request assembly puts the
-// instructions and selected documents where the placement says.
+// skill's instructions are read (and cached) before it is marked, so a
+// skill whose SKILL.md can no longer be read fails here with
+// "Error: <message>" instead of at request assembly. The result is the
+// short stub "loaded: NAME"; request assembly puts the instructions and
+// selected documents where the placement says.
 func Load() Tool {
-	s := schemaFor[LoadArgs]()
 	return Tool{
 		Name:        LoadName,
 		Description: "Load a skill's SKILL.md instructions, and optionally some of its documents, into the conversation. Select only the documents you need; list them first with skill_list_docs.",
-		InputSchema: s,
+		InputSchema: schemaFor[LoadArgs](),
 		Handler: func(ctx context.Context, c Call) Result {
 			var a LoadArgs
-			if r, ok := decode(c.Args, &a); !ok {
+			if r, ok := decode(LoadName, c.Args, &a); !ok {
 				return r
 			}
 			if r, ok := checkSkill(c.Skills, a.Skill); !ok {
 				return r
 			}
+			if a.IncludeAllDocs && len(a.Docs) > 0 {
+				return Errorf("Error: pass either docs or include_all_docs to %s, not both", LoadName)
+			}
+			if _, err := c.Skills.Body(ctx, a.Skill); err != nil {
+				if errors.Is(err, registry.ErrNotFound) {
+					return Errorf("%s", catalog.UnknownSkillError(a.Skill))
+				}
+				return Errorf("%s", catalog.ProviderError(err))
+			}
 			eff := Effect{Kind: EffectLoad, Skill: a.Skill, DocsMode: DocsKeep}
 			switch {
-			case a.IncludeAllDocs && len(a.Docs) > 0:
-				return Errorf("Error: pass either docs or include_all_docs to %s, not both", LoadName)
 			case a.IncludeAllDocs:
 				eff.DocsMode, eff.AllDocs = DocsReplace, true
 			case len(a.Docs) > 0:
@@ -86,18 +96,30 @@ func Load() Tool {
 	}
 }
 
+// Modes of skill_select_docs.
+const (
+	ModeAdd     = "add"
+	ModeReplace = "replace"
+	ModeClear   = "clear"
+)
+
 // SelectDocs returns skill_select_docs: it changes a skill's document
 // selection (add, replace or clear; an unrecognised mode means replace, as
 // upstream does) and counts as a use of the skill for the loaded-skills
-// cap. Selecting documents of a skill that is not loaded loads it.
+// cap. Selecting documents of a skill that is not loaded loads it. The
+// schema lists the three modes; clear takes neither docs nor
+// include_all_docs.
 func SelectDocs() Tool {
+	s := schemaFor[SelectDocsArgs]()
+	s.Properties["mode"].Enum = []any{ModeAdd, ModeReplace, ModeClear}
+	s.Properties["mode"].Default = json.RawMessage(`"` + ModeReplace + `"`)
 	return Tool{
 		Name:        SelectDocsName,
 		Description: "Change which documents of a skill are in the conversation: mode add keeps the current selection and adds docs, replace (default) sets the whole selection, clear removes all. Pick several documents in one call.",
-		InputSchema: schemaFor[SelectDocsArgs](),
+		InputSchema: s,
 		Handler: func(ctx context.Context, c Call) Result {
 			var a SelectDocsArgs
-			if r, ok := decode(c.Args, &a); !ok {
+			if r, ok := decode(SelectDocsName, c.Args, &a); !ok {
 				return r
 			}
 			if r, ok := checkSkill(c.Skills, a.Skill); !ok {
@@ -108,9 +130,12 @@ func SelectDocs() Tool {
 			}
 			eff := Effect{Kind: EffectSelectDocs, Skill: a.Skill}
 			switch a.Mode {
-			case "add":
+			case ModeAdd:
 				eff.DocsMode = DocsAdd
-			case "clear":
+			case ModeClear:
+				if a.IncludeAllDocs || len(a.Docs) > 0 {
+					return Errorf("Error: mode %q of %s takes no docs or include_all_docs; to change the selection use mode %q or %q", ModeClear, SelectDocsName, ModeReplace, ModeAdd)
+				}
 				eff.DocsMode = DocsClear
 				return Result{Text: "cleared documents of " + a.Skill, Effects: []Effect{eff}}
 			default:
@@ -126,7 +151,11 @@ func SelectDocs() Tool {
 				return r
 			}
 			eff.Docs = docs
-			return Result{Text: fmt.Sprintf("selected documents of %s (%s): %s", a.Skill, eff.DocsMode, strings.Join(docs, ", ")), Effects: []Effect{eff}}
+			list := "none"
+			if len(docs) > 0 {
+				list = strings.Join(docs, ", ")
+			}
+			return Result{Text: fmt.Sprintf("selected documents of %s (%s): %s", a.Skill, eff.DocsMode, list), Effects: []Effect{eff}}
 		},
 	}
 }
@@ -140,7 +169,7 @@ func ListDocs() Tool {
 		InputSchema: schemaFor[SkillArg](),
 		Handler: func(ctx context.Context, c Call) Result {
 			var a SkillArg
-			if r, ok := decode(c.Args, &a); !ok {
+			if r, ok := decode(ListDocsName, c.Args, &a); !ok {
 				return r
 			}
 			if r, ok := checkSkill(c.Skills, a.Skill); !ok {
@@ -153,7 +182,10 @@ func ListDocs() Tool {
 			if docs == nil {
 				docs = []string{}
 			}
-			out, _ := json.Marshal(docs)
+			out, err := json.Marshal(docs)
+			if err != nil {
+				return Errorf("Error: %v", err)
+			}
 			return Result{Text: string(out)}
 		},
 	}
@@ -161,8 +193,8 @@ func ListDocs() Tool {
 
 // Read returns skill_read: one file of a loaded skill by its path relative
 // to the skill folder. Paths outside the skill's manifest are refused,
-// files over the read cap fail, and binary files are described (type and
-// size) rather than dumped.
+// files over the read cap (registry Options.MaxReadBytes) fail, and binary
+// files are described (MIME type and size) rather than dumped.
 func Read() Tool {
 	return Tool{
 		Name:        ReadName,
@@ -170,7 +202,7 @@ func Read() Tool {
 		InputSchema: schemaFor[ReadArgs](),
 		Handler: func(ctx context.Context, c Call) Result {
 			var a ReadArgs
-			if r, ok := decode(c.Args, &a); !ok {
+			if r, ok := decode(ReadName, c.Args, &a); !ok {
 				return r
 			}
 			if r, ok := checkSkill(c.Skills, a.Skill); !ok {
@@ -179,13 +211,16 @@ func Read() Tool {
 			if c.State == nil || !c.State.Loaded(a.Skill) {
 				return Errorf("Error: skill %q is not loaded; call %s or %s first", a.Skill, SkillName, LoadName)
 			}
+			if a.Path == "" {
+				return Errorf("Error: %s needs a path, relative to the folder of skill %q (for example references/api.md)", ReadName, a.Skill)
+			}
 			data, err := c.Skills.ReadFile(ctx, a.Skill, a.Path)
 			if err != nil {
 				switch {
 				case errors.Is(err, registry.ErrNotFound):
 					return Errorf("Error: %q is not a file of skill %q; paths are relative to the skill folder (see %s for documents)", a.Path, a.Skill, ListDocsName)
 				case errors.Is(err, registry.ErrTooLarge):
-					return Errorf("Error: %v; process it with workspace_exec instead", err)
+					return Errorf("Error: %v; it cannot be read whole, process it with a command instead (workspace_exec, when available)", err)
 				}
 				return Errorf("Error: %v", err)
 			}
@@ -193,20 +228,9 @@ func Read() Tool {
 				return Result{Text: string(data)}
 			}
 			mt := mimetype.Detect(data)
-			return Result{Text: fmt.Sprintf("%s is a binary file (%s, %d bytes); its content is not shown. Use it from a command run with workspace_exec.", a.Path, mt.String(), len(data))}
+			return Result{Text: fmt.Sprintf("%s is a binary file (%s, %d bytes); its content is not shown. Use it from a command (workspace_exec, when available).", a.Path, mt.String(), len(data))}
 		},
 	}
-}
-
-// decode reads the arguments into v, or returns the error result.
-func decode(raw json.RawMessage, v any) (Result, bool) {
-	if len(raw) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return Errorf("Error: invalid arguments: %v", err), false
-	}
-	return Result{}, true
 }
 
 // checkSkill applies the skill tool's checks, in its order, to a skill
@@ -244,20 +268,20 @@ func checkDocs(ctx context.Context, snap *registry.Snapshot, name string, want [
 	var unknown []string
 	out := make([]string, 0, len(want))
 	for _, d := range want {
-		if !slices.Contains(valid, d) {
-			unknown = append(unknown, d)
+		if _, found := slices.BinarySearch(valid, d); !found {
+			unknown = append(unknown, strconv.Quote(d))
 			continue
 		}
-		if !slices.Contains(out, d) {
-			out = append(out, d)
-		}
+		out = append(out, d)
 	}
 	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		unknown = slices.Compact(unknown)
 		if len(valid) == 0 {
 			return nil, Errorf("Error: skill %q has no documents; unknown: %s", name, strings.Join(unknown, ", ")), false
 		}
 		return nil, Errorf("Error: unknown documents for skill %q: %s. Valid documents: %s", name, strings.Join(unknown, ", "), strings.Join(valid, ", ")), false
 	}
 	slices.Sort(out)
-	return out, Result{}, true
+	return slices.Compact(out), Result{}, true
 }

@@ -1,33 +1,53 @@
 package tools
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 )
 
-// DefaultNames is the tool list an agent exposes when its configuration
-// names none: the skill tool and the progressive-disclosure tools. The
-// execution tool (workspace_exec) is never on by default; a configuration
-// that wants it names it.
-var DefaultNames = []string{SkillName, LoadName, SelectDocsName, ListDocsName, ReadName}
+// ErrUnknownTool is wrapped by Select's error for a name that is neither a
+// built-in tool nor one of the extra tools.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// DefaultNames returns the tool list an agent exposes when its
+// configuration names none: the skill tool and the progressive-disclosure
+// tools, in that order. The execution tool (workspace_exec) is never on by
+// default; a configuration that wants it names it. Each call returns a
+// fresh slice.
+func DefaultNames() []string {
+	return []string{SkillName, LoadName, SelectDocsName, ListDocsName, ReadName}
+}
 
 // Select returns the tools named, in the order given. An empty list means
 // DefaultNames. An unknown or repeated name is an error naming it; nothing
 // is silently dropped or added. extra supplies tools built elsewhere (such
-// as workspace_exec, which needs a workspace and a sandbox) by name.
+// as workspace_exec, which needs a workspace and a sandbox) by name; an
+// extra tool must have a name and a handler, and may not take the name of
+// a built-in tool or of another extra tool (a built-in never loses
+// silently).
 func Select(names []string, extra ...Tool) ([]Tool, error) {
 	if len(names) == 0 {
-		names = DefaultNames
+		names = DefaultNames()
 	}
 	known := map[string]func() Tool{
 		SkillName: Skill, LoadName: Load, SelectDocsName: SelectDocs, ListDocsName: ListDocs, ReadName: Read,
 	}
-	for _, t := range extra {
-		t := t
+	for i, t := range extra {
+		switch {
+		case t.Name == "":
+			return nil, fmt.Errorf("tools: extra tool %d has no name; set Tool.Name", i)
+		case t.Handler == nil:
+			return nil, fmt.Errorf("tools: extra tool %q has no handler; set Tool.Handler", t.Name)
+		case isBuiltin(t.Name):
+			return nil, fmt.Errorf("tools: extra tool %q has the name of a built-in tool; give it another name", t.Name)
+		case known[t.Name] != nil:
+			return nil, fmt.Errorf("tools: extra tool %q is given twice; pass each tool once", t.Name)
+		}
 		known[t.Name] = func() Tool { return t }
 	}
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(names))
 	out := make([]Tool, 0, len(names))
 	for _, n := range names {
 		mk, ok := known[n]
@@ -36,13 +56,17 @@ func Select(names []string, extra ...Tool) ([]Tool, error) {
 			for k := range known {
 				avail = append(avail, k)
 			}
-			return nil, fmt.Errorf("tools: unknown tool %q; available: %s", n, strings.Join(slices.Sorted(slices.Values(avail)), ", "))
+			slices.Sort(avail)
+			return nil, fmt.Errorf("tools: %w %q; available: %s", ErrUnknownTool, n, strings.Join(avail, ", "))
 		}
 		if seen[n] {
-			return nil, fmt.Errorf("tools: tool %q is listed twice", n)
+			return nil, fmt.Errorf("tools: tool %q is listed twice; list each tool once", n)
 		}
 		seen[n] = true
 		out = append(out, mk())
 	}
 	return out, nil
 }
+
+// isBuiltin reports whether name is one of this package's tools.
+func isBuiltin(name string) bool { return slices.Contains(DefaultNames(), name) }

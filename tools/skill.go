@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/skillkit/skillkit/catalog"
@@ -19,8 +18,10 @@ type SkillArgs struct {
 }
 
 // Skill returns the skill tool: it loads one skill's instructions by its
-// exact name and marks the skill loaded. Checks run in a fixed order:
-// invalid name, not listed, not model-invocable, then the body is read.
+// exact name and marks the skill loaded. Arguments that are not one JSON
+// object of the schema are refused first; then the checks run in the
+// order of seed 002: invalid name, not listed, not model-invocable, then
+// the body is read (a provider error is "Error: <message>").
 func Skill() Tool {
 	return Tool{
 		Name:        SkillName,
@@ -32,11 +33,8 @@ func Skill() Tool {
 
 func runSkill(ctx context.Context, c Call) Result {
 	var args SkillArgs
-	raw := map[string]any{}
-	if err := json.Unmarshal(c.Args, &raw); err == nil {
-		if s, ok := raw["name"].(string); ok {
-			args.Name = s
-		}
+	if r, ok := decode(SkillName, c.Args, &args); !ok {
+		return r
 	}
 	text, err := RenderSkill(ctx, c.Skills, args.Name)
 	if err != nil {

@@ -11,9 +11,13 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/skillkit/skillkit/registry"
@@ -103,20 +107,50 @@ const (
 
 // Effect is one load-state change a tool asks the session to record.
 type Effect struct {
-	Kind     EffectKind `json:"kind"`
-	Skill    string     `json:"skill"`
-	DocsMode DocsMode   `json:"docs_mode,omitempty"`
-	Docs     []string   `json:"docs,omitempty"`
-	AllDocs  bool       `json:"all_docs,omitempty"`
+	// Kind is the change.
+	Kind EffectKind `json:"kind"`
+	// Skill is the skill it applies to.
+	Skill string `json:"skill"`
+	// DocsMode says what happens to the document selection.
+	DocsMode DocsMode `json:"docs_mode,omitempty"`
+	// Docs are the documents to add or to make the selection: sorted,
+	// without duplicates, each a document of the skill.
+	Docs []string `json:"docs,omitempty"`
+	// AllDocs selects every document (Docs is then empty).
+	AllDocs bool `json:"all_docs,omitempty"`
 }
 
 // schemaFor derives a tool's input schema from its Go argument type.
+// Slices are plain "array" (not ["null","array"], which several model APIs
+// reject): an omitted list and an empty one mean the same to every tool.
 func schemaFor[T any]() *jsonschema.Schema {
-	s, err := jsonschema.For[T](nil)
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[[]string](): {Type: "array", Items: &jsonschema.Schema{Type: "string"}},
+	}})
 	if err != nil {
 		// The argument types are fixed in this package; a failure here is a
 		// programming error caught by the package tests.
 		panic(fmt.Sprintf("tools: schema for %T: %v", *new(T), err))
 	}
 	return s
+}
+
+// decode reads the arguments of tool into v, or returns the error result.
+// Unknown properties are refused, as the schemas say
+// (additionalProperties: false), so a misspelt argument is reported
+// instead of silently ignored. Empty or null arguments mean {}.
+func decode(tool string, raw json.RawMessage, v any) (Result, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == io.EOF {
+		return Result{}, true
+	}
+	if err == nil {
+		if _, err = dec.Token(); err == io.EOF {
+			return Result{}, true
+		}
+		err = errors.New("unexpected data after the JSON object")
+	}
+	return Errorf("Error: invalid arguments to %s: %v; send one JSON object that matches the tool's schema", tool, err), false
 }
