@@ -149,7 +149,7 @@ func cleanYAMLError(err error, yamlLine int) string {
 
 // unquotedColonRE matches a top-level "key: value" line whose plain value
 // itself contains ": ", which YAML rejects but authors write all the time.
-var unquotedColonRE = regexp.MustCompile(`^([A-Za-z0-9_][A-Za-z0-9_.-]*):[ \t]+(.*: .*)$`)
+var unquotedColonRE = regexp.MustCompile(`^([ ]*[A-Za-z0-9_][A-Za-z0-9_.-]*):[ \t]+(.*: .*)$`)
 
 // quoteColonValues rewrites every top-level "key: a: b" line as
 // `key: "a: b"`. It returns the new text and the 1-based front-matter lines
@@ -375,6 +375,9 @@ func (p *parser) checkName(doc *Document, dirName string, line, yamlLine int) {
 	if !ValidName(name) {
 		p.fail(line, FieldName, "name %q is not a valid skill name: use 1-%d lowercase letters, digits and single hyphens, not at the start or end", name, MaxNameLength)
 		return
+	}
+	if n := utf8.RuneCountInString(name); n > MaxNameLength {
+		p.warn(line, FieldName, "name is %d characters, over the %d-character limit of the Agent Skills spec", n, MaxNameLength)
 	}
 	if dirName != "" && dirName != name {
 		p.warn(line, FieldName, "name %q does not match the directory name %q; the skill is known as %q", name, dirName, name)

@@ -262,6 +262,17 @@ func parseScalarCases() []parseCase {
 			},
 		},
 		{
+			name:     "nested key: a: b retried as a string",
+			src:      "---\nname: pdf\ndescription: d\nmetadata:\n  note: a: b\n---\n",
+			wantName: "pdf",
+			warns:    []wantDiag{{5, "not quoted"}},
+			check: func(t *testing.T, d *Document) {
+				if d.Metadata["note"] != "a: b" {
+					t.Errorf("metadata note = %q, want %q", d.Metadata["note"], "a: b")
+				}
+			},
+		},
+		{
 			name:     "retried value with quotes and backslashes",
 			src:      "---\nname: pdf\ndescription: Say: \"hi\" \\ 😀\n---\n",
 			wantName: "pdf", wantDesc: `Say: "hi" \ 😀`,
@@ -587,7 +598,7 @@ func parseNameCases() []parseCase {
 		{name: "double hyphen", src: "---\nname: a--b\ndescription: d\n---\n", errHas: "not a valid skill name", errLine: 2},
 		{name: "underscore", src: "---\nname: a_b\ndescription: d\n---\n", errHas: "not a valid skill name", errLine: 2},
 		{name: "non-ASCII", src: "---\nname: café\ndescription: d\n---\n", errHas: "not a valid skill name", errLine: 2},
-		{name: "too long", src: "---\nname: " + strings.Repeat("a", 65) + "\ndescription: d\n---\n", errHas: "not a valid skill name", errLine: 2},
+		{name: "too long loads with a warning", src: "---\nname: " + strings.Repeat("a", 65) + "\ndescription: d\n---\n", wantName: strings.Repeat("a", 65), warns: []wantDiag{{2, "65 characters, over the 64-character limit"}}},
 		{name: "64 characters", src: "---\nname: " + strings.Repeat("a", 64) + "\ndescription: d\n---\n", wantName: strings.Repeat("a", 64)},
 	}
 }
@@ -601,7 +612,7 @@ func TestParseName(t *testing.T) {
 func TestValidName(t *testing.T) {
 	for name, want := range map[string]bool{
 		"pdf": true, "a": true, "pdf-tools": true, "a1-2b": true, "0": true,
-		strings.Repeat("x", 64): true, strings.Repeat("x", 65): false,
+		strings.Repeat("x", 64): true, strings.Repeat("x", 65): true,
 		"": false, "-a": false, "a-": false, "a--b": false, "A": false, "a_b": false,
 		"a b": false, "café": false, "a/b": false, "a.b": false,
 	} {

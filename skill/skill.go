@@ -40,10 +40,12 @@ const (
 // hyphens. The skill tool rejects anything else before any lookup.
 var nameRE = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 
-// ValidName reports whether name satisfies the skill tool's name rule
-// (^[a-z0-9]+(?:-[a-z0-9]+)*$, at most 64 characters).
+// ValidName reports whether name satisfies the skill tool's name rule,
+// ^[a-z0-9]+(?:-[a-z0-9]+)*$. The specification's 64-character limit is a
+// separate check (a warning when loading, an error in Validate), so an
+// over-long but well-formed name still loads and can be invoked.
 func ValidName(name string) bool {
-	return len(name) <= MaxNameLength && nameRE.MatchString(name)
+	return nameRE.MatchString(name)
 }
 
 // Frontmatter is the typed view of a SKILL.md header. Fields that the
