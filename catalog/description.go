@@ -26,27 +26,68 @@ var ErrInvalidMaxLength = errors.New("catalog: description max length must be an
 // is defined by it), which differs from unicode.IsSpace: U+FEFF counts,
 // U+0085 does not.
 func NormalizeDescription(s string) string {
+	if alreadyNormal(s) {
+		return s
+	}
 	var b strings.Builder
 	b.Grow(len(s))
-	pendingSpace := false
+	word := -1 // start of the current run of non-space text, or -1
 	for i := 0; i < len(s); {
-		r, n := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
+		c, n, space := s[i], 1, false
+		if c < utf8.RuneSelf {
+			space = isASCIISpace(c)
+		} else {
+			var r rune
 			r, n = utf8.DecodeRuneInString(s[i:])
+			space = isJSSpace(r)
 		}
-		if isJSSpace(r) {
-			pendingSpace = b.Len() > 0
-			i += n
-			continue
+		switch {
+		case space && word >= 0:
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(s[word:i])
+			word = -1
+		case !space && word < 0:
+			word = i
 		}
-		if pendingSpace {
-			b.WriteByte(' ')
-			pendingSpace = false
-		}
-		b.WriteString(s[i : i+n])
 		i += n
 	}
+	if word >= 0 {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s[word:])
+	}
 	return b.String()
+}
+
+// alreadyNormal reports, for the common ASCII case, that s has no
+// whitespace but single inner spaces, so NormalizeDescription can return it
+// without copying. It answers false for anything non-ASCII.
+func alreadyNormal(s string) bool {
+	if s == "" {
+		return true
+	}
+	if s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	prevSpace := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || (c >= '\t' && c <= '\r') {
+			return false
+		}
+		if c == ' ' {
+			if prevSpace {
+				return false
+			}
+			prevSpace = true
+		} else {
+			prevSpace = false
+		}
+	}
+	return true
 }
 
 // CapDescription shortens s to at most max UTF-16 code units (the unit the
@@ -82,14 +123,14 @@ func EscapeAttr(s string) string {
 
 // Description runs the whole catalog pipeline on s: normalize, cap to max
 // UTF-16 code units, then escape. Capping comes before escaping, so an
-// entity is never cut in half and escaping never pushes a description over
-// its cap in the model's eyes. A max below MinDescriptionMaxLength is an
-// error wrapping ErrInvalidMaxLength.
+// entity is never cut in half and the cap counts characters as the author
+// wrote them, not entities. A max below MinDescriptionMaxLength is an error
+// wrapping ErrInvalidMaxLength.
 func Description(s string, max int) (string, error) {
 	if max < MinDescriptionMaxLength {
 		return "", fmt.Errorf("%w: got %d; set the description cap to 3 or more", ErrInvalidMaxLength, max)
 	}
-	return EscapeText(capUnits(NormalizeDescription(s), max)), nil
+	return string(appendDescription(nil, s, max)), nil
 }
 
 // UTF16Len returns the length of s in UTF-16 code units, the unit of every
@@ -114,6 +155,105 @@ var (
 	textEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 	attrEscaper = strings.NewReplacer("&", "&amp;", "\"", "&quot;", "<", "&lt;")
 )
+
+// appendDescription appends Description(s, max) to dst in one pass:
+// normalizing, counting UTF-16 units of the normalized text and escaping as
+// it goes, and remembering where the last character that fits in max-3
+// units ended, so a cut is a truncation plus "...". It stops reading as
+// soon as the text is known to exceed max. max must be at least 3.
+func appendDescription(dst []byte, s string, max int) []byte {
+	start := len(dst)
+	keep := max - len(ellipsis)
+	units := 0
+	cut := start // end of the output that fits in keep units
+	pendingSpace := false
+scan:
+	for i := 0; i < len(s); {
+		c, n, r := s[i], 1, rune(s[i])
+		switch byteClass[c] {
+		case classPlain:
+			if pendingSpace {
+				break
+			}
+			// A run of ASCII that needs no escaping, single spaces between
+			// words included (they are already normal): one unit per
+			// byte, copied at once.
+			j := i + 1
+			for j < len(s) {
+				if byteClass[s[j]] == classPlain {
+					j++
+				} else if s[j] == ' ' && j+1 < len(s) && byteClass[s[j+1]] == classPlain {
+					j += 2
+				} else {
+					break
+				}
+			}
+			before, after := units, units+(j-i)
+			if after > max {
+				if before < keep {
+					dst = append(dst, s[i:i+keep-before]...)
+					cut = len(dst)
+				}
+				units = after
+				break scan
+			}
+			dst = append(dst, s[i:j]...)
+			switch {
+			case after <= keep:
+				cut = len(dst)
+			case before < keep:
+				cut = len(dst) - (after - keep)
+			}
+			units = after
+			i = j
+			continue
+		case classSpace:
+			pendingSpace = len(dst) > start
+			i++
+			continue
+		case classHigh:
+			r, n = utf8.DecodeRuneInString(s[i:])
+			if isJSSpace(r) {
+				pendingSpace = len(dst) > start
+				i += n
+				continue
+			}
+		}
+		if pendingSpace {
+			pendingSpace = false
+			units++
+			if units > max {
+				break scan
+			}
+			dst = append(dst, ' ')
+			if units <= keep {
+				cut = len(dst)
+			}
+		}
+		units += utf16Units(r)
+		if units > max {
+			break scan
+		}
+		switch c {
+		case '&':
+			dst = append(dst, "&amp;"...)
+		case '<':
+			dst = append(dst, "&lt;"...)
+		case '>':
+			dst = append(dst, "&gt;"...)
+		default:
+			dst = append(dst, s[i:i+n]...)
+		}
+		if units <= keep {
+			cut = len(dst)
+		}
+		i += n
+	}
+	if units > max {
+		dst = append(dst[:cut], ellipsis...)
+	}
+	return dst
+}
 
 // capUnits is CapDescription without the argument check.
 func capUnits(s string, max int) string {
@@ -150,6 +290,30 @@ func utf16Units(r rune) int {
 	}
 	return 1
 }
+
+// byteClass classifies every byte for appendDescription's scanner: a
+// constant string is an immutable lookup table.
+const byteClass = "" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x01\x01\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x01\x00\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x02\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03" +
+	"\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03" +
+	"\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03" +
+	"\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03"
+
+// Byte classes in byteClass.
+const (
+	classPlain  = 0 // ASCII that is copied as it is
+	classSpace  = 1 // ASCII whitespace of the JavaScript \s set
+	classEscape = 2 // & < >
+	classHigh   = 3 // the first or a later byte of a multi-byte character
+)
+
+// isASCIISpace reports whether c is ASCII whitespace in the JavaScript \s
+// class: tab, line feed, vertical tab, form feed, carriage return, space.
+func isASCIISpace(c byte) bool { return c == ' ' || (c >= '\t' && c <= '\r') }
 
 // isJSSpace reports whether r is in the JavaScript \s class: WhiteSpace
 // plus LineTerminator in ECMAScript terms.

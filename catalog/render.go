@@ -22,9 +22,9 @@ func (r Request) Note() string {
 		return ""
 	}
 	if r.Omitted == 1 {
-		return "(1 more skill is not listed here, to keep this catalog within its token budget. It can still be loaded by its exact name with the `skill` tool; `skillkit list` shows every skill.)"
+		return "(1 more skill is not listed here, to keep this catalog within its token budget. It can still be loaded with the `skill` tool by its exact name, for example when the user names it.)"
 	}
-	return "(" + strconv.Itoa(r.Omitted) + " more skills are not listed here, to keep this catalog within its token budget. They can still be loaded by their exact names with the `skill` tool; `skillkit list` shows every skill.)"
+	return "(" + strconv.Itoa(r.Omitted) + " more skills are not listed here, to keep this catalog within its token budget. They can still be loaded with the `skill` tool by their exact names, for example when the user names one.)"
 }
 
 // Empty reports whether there is nothing to tell the model: no entry and
