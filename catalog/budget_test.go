@@ -271,7 +271,7 @@ func TestNote(t *testing.T) {
 	if (Request{}).Note() != "" {
 		t.Error("note for nothing omitted")
 	}
-	if n := (Request{Omitted: 1}).Note(); !strings.Contains(n, "1 more skill is") || !strings.Contains(n, "`skill` tool") || !strings.Contains(n, "skillkit list") {
+	if n := (Request{Omitted: 1}).Note(); !strings.Contains(n, "1 more skill is") || !strings.Contains(n, "`skill` tool") || !strings.Contains(n, "exact name") {
 		t.Errorf("singular note %q", n)
 	}
 	if n := (Request{Omitted: 1234}).Note(); !strings.HasPrefix(n, "(1234 more skills are") {
