@@ -1,0 +1,399 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/skillkit/skillkit/registry"
+	"github.com/skillkit/skillkit/sandbox"
+	"github.com/skillkit/skillkit/workspace"
+)
+
+// WorkspaceExecName is the name of the execution tool.
+const WorkspaceExecName = "workspace_exec"
+
+// ErrExecConfig wraps every invalid WorkspaceExecConfig or ExecOptions value.
+var ErrExecConfig = errors.New("tools: invalid exec configuration")
+
+// ErrExecRequest wraps every invalid ExecRequest (a bad cwd, env key or
+// output glob), so callers can tell a refused request from a failed run.
+var ErrExecRequest = errors.New("tools: invalid exec request")
+
+// ExecOptions are the operator's settings for commands. A nil *ExecOptions
+// means defaults; invalid values are errors.
+type ExecOptions struct {
+	// MaxTimeout caps the timeout a request asks for; default
+	// sandbox.DefaultMaxTimeout. Keep it at or below the runner's own
+	// MaxTimeout, which rejects longer timeouts.
+	MaxTimeout time.Duration
+	// DefaultTimeout applies when a request names none; default
+	// sandbox.DefaultTimeout, or MaxTimeout when that is shorter. An
+	// explicit value above MaxTimeout is an error.
+	DefaultTimeout time.Duration
+	// Limits bounds each command's resources (sandbox defaults for zero
+	// fields).
+	Limits sandbox.Limits
+	// Network allows network access in the isolated runner.
+	Network bool
+	// CollectLimits bounds output file collection (workspace defaults for
+	// nil or zero fields).
+	CollectLimits *workspace.CollectLimits
+}
+
+// ExecRequest is one command to run in a workspace.
+type ExecRequest struct {
+	// Args is the argv, e.g. ["/bin/sh", "-c", command].
+	Args []string
+	// Dir is the working directory relative to the workspace, with
+	// slashes; "" is the workspace itself. Absolute paths and ".."
+	// elements are refused. Inside skills/<name> of a skill staged by this
+	// request, SKILL_NAME is set to name.
+	Dir string
+	// Env holds untrusted variables (from a model or a user); keys that
+	// change how programs are found or loaded (PATH, HOME, LD_*, ...) and
+	// the workspace variables (WORKSPACE_DIR, ...) are refused.
+	Env map[string]string
+	// Stdin is fed to the command.
+	Stdin []byte
+	// Timeout bounds the command; zero means ExecOptions.DefaultTimeout,
+	// and values above ExecOptions.MaxTimeout are capped to it.
+	Timeout time.Duration
+	// OutputFiles are doublestar globs relative to the workspace (e.g.
+	// "out/**") whose matches are collected after the command.
+	OutputFiles []string
+	// Skills are staged into skills/<name> before the command runs.
+	Skills []string
+}
+
+// ExecResult is the outcome of a command, in the JSON shape the
+// workspace_exec tool returns and `skillkit exec --json` prints.
+type ExecResult struct {
+	ExitCode        int    `json:"exit_code"`
+	Stdout          string `json:"stdout"`
+	Stderr          string `json:"stderr"`
+	StdoutTruncated bool   `json:"stdout_truncated"`
+	StderrTruncated bool   `json:"stderr_truncated"`
+	TimedOut        bool   `json:"timed_out"`
+	DurationMS      int64  `json:"duration_ms"`
+	// OutputFiles holds the collected files; never null.
+	OutputFiles []workspace.OutputFile `json:"output_files"`
+	// OutputFilesTruncated reports that more files matched than the
+	// collection limit allows.
+	OutputFilesTruncated bool `json:"output_files_truncated,omitempty"`
+}
+
+// Failed reports whether the command exited non-zero or timed out.
+func (r *ExecResult) Failed() bool { return r.ExitCode != 0 || r.TimedOut }
+
+// Executor stages skills, runs one command and collects its outputs in a
+// workspace, holding the workspace lock throughout. The workspace_exec tool
+// and the `skillkit exec` command share it, so both behave alike.
+type Executor struct {
+	runner     sandbox.Runner
+	maxTimeout time.Duration
+	defTimeout time.Duration
+	limits     sandbox.Limits
+	network    bool
+	collect    *workspace.CollectLimits
+}
+
+// NewExecutor returns an Executor running commands with r. A nil r is an
+// error: there is no implicit runner, so confinement is always a choice.
+func NewExecutor(r sandbox.Runner, opts *ExecOptions) (*Executor, error) {
+	if r == nil {
+		return nil, fmt.Errorf("%w: Runner is nil; pass sandbox.NewIsolated(nil) (or, for trusted commands only, sandbox.NewUnconfinedLocal)", ErrExecConfig)
+	}
+	var o ExecOptions
+	if opts != nil {
+		o = *opts
+	}
+	e := &Executor{runner: r, maxTimeout: o.MaxTimeout, defTimeout: o.DefaultTimeout,
+		limits: o.Limits, network: o.Network, collect: o.CollectLimits}
+	switch {
+	case e.maxTimeout < 0:
+		return nil, fmt.Errorf("%w: ExecOptions.MaxTimeout is %v; use a positive value or 0 for %v", ErrExecConfig, e.maxTimeout, sandbox.DefaultMaxTimeout)
+	case e.maxTimeout == 0:
+		e.maxTimeout = sandbox.DefaultMaxTimeout
+	}
+	switch {
+	case e.defTimeout < 0:
+		return nil, fmt.Errorf("%w: ExecOptions.DefaultTimeout is %v; use a positive value or 0 for %v", ErrExecConfig, e.defTimeout, sandbox.DefaultTimeout)
+	case e.defTimeout > e.maxTimeout:
+		return nil, fmt.Errorf("%w: ExecOptions.DefaultTimeout %v exceeds MaxTimeout %v; lower it or raise MaxTimeout", ErrExecConfig, e.defTimeout, e.maxTimeout)
+	case e.defTimeout == 0:
+		e.defTimeout = min(sandbox.DefaultTimeout, e.maxTimeout)
+	}
+	return e, nil
+}
+
+// MaxTimeout returns the cap applied to ExecRequest.Timeout.
+func (e *Executor) MaxTimeout() time.Duration { return e.maxTimeout }
+
+// Exec locks ws, stages req.Skills from snap, runs the command and collects
+// req.OutputFiles. A non-nil error means the command did not run as asked
+// (invalid request wrapping ErrExecRequest, staging, sandbox or collection
+// failure); a command that ran and failed is reported in the result.
+func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *registry.Snapshot, req ExecRequest) (*ExecResult, error) {
+	if ws == nil {
+		return nil, fmt.Errorf("%w: no workspace", ErrExecRequest)
+	}
+	dir, err := cleanCwd(req.Dir)
+	if err != nil {
+		return nil, err
+	}
+	for i, g := range req.OutputFiles {
+		if err := checkOutputGlob(g); err != nil {
+			return nil, fmt.Errorf("%w: output_files[%d] %q: %w", ErrExecRequest, i, g, err)
+		}
+	}
+	for k := range req.Env {
+		if workspaceVar(k) {
+			return nil, fmt.Errorf("%w: env key %q is set by the workspace; remove it from env", ErrExecRequest, k)
+		}
+	}
+	timeout := req.Timeout
+	switch {
+	case timeout < 0:
+		return nil, fmt.Errorf("%w: timeout %v is negative; omit it for the default %v", ErrExecRequest, timeout, e.defTimeout)
+	case timeout == 0:
+		timeout = e.defTimeout
+	case timeout > e.maxTimeout:
+		timeout = e.maxTimeout
+	}
+
+	unlock, err := ws.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	staged := make(map[string]bool, len(req.Skills))
+	for _, name := range req.Skills {
+		if snap == nil {
+			return nil, fmt.Errorf("tools: stage skill %q: no skills snapshot", name)
+		}
+		src, err := snap.FS(name)
+		if err != nil {
+			return nil, fmt.Errorf("tools: stage skill %q: %w", name, err)
+		}
+		if _, err := ws.Stage(ctx, name, src); err != nil {
+			return nil, fmt.Errorf("tools: stage skill %q: %w", name, err)
+		}
+		staged[name] = true
+	}
+	run, err := ws.NewRun(ctx, skillOfDir(dir, staged))
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.runner.Run(ctx, sandbox.Spec{
+		Args:      req.Args,
+		Workspace: ws.Dir(),
+		Dir:       dir,
+		Env:       run.Env,
+		ToolEnv:   req.Env,
+		Stdin:     req.Stdin,
+		Timeout:   timeout,
+		Limits:    e.limits,
+		Network:   e.network,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &ExecResult{
+		ExitCode:        res.ExitCode,
+		Stdout:          string(res.Stdout),
+		Stderr:          string(res.Stderr),
+		StdoutTruncated: res.StdoutTruncated,
+		StderrTruncated: res.StderrTruncated,
+		TimedOut:        res.TimedOut,
+		DurationMS:      res.Duration.Milliseconds(),
+		OutputFiles:     []workspace.OutputFile{},
+	}
+	if len(req.OutputFiles) > 0 {
+		col, err := ws.Collect(ctx, req.OutputFiles, e.collect)
+		if err != nil {
+			return nil, fmt.Errorf("tools: collect output_files: %w", err)
+		}
+		out.OutputFiles = col.Files
+		out.OutputFilesTruncated = col.Truncated
+	}
+	return out, nil
+}
+
+// WorkspaceExecConfig configures the workspace_exec tool.
+type WorkspaceExecConfig struct {
+	// Runner runs the commands; required. Use sandbox.NewIsolated.
+	Runner sandbox.Runner
+	// Workspace returns the calling session's workspace (typically
+	// Manager.Open with the session ID taken from ctx); required.
+	Workspace func(ctx context.Context) (*workspace.Workspace, error)
+	// Options are the operator's limits; nil means defaults.
+	Options *ExecOptions
+}
+
+// WorkspaceExecArgs are the arguments of workspace_exec.
+type WorkspaceExecArgs struct {
+	Command     string            `json:"command" jsonschema:"Shell command, run with /bin/sh -c."`
+	Cwd         string            `json:"cwd,omitempty" jsonschema:"Working directory relative to the workspace, e.g. skills/NAME for a loaded skill. Default: the workspace."`
+	Env         map[string]string `json:"env,omitempty" jsonschema:"Extra environment variables. PATH, HOME, LD_* and similar cannot be set."`
+	Stdin       string            `json:"stdin,omitempty" jsonschema:"Text fed to the command's standard input."`
+	TimeoutSec  float64           `json:"timeout_sec,omitempty" jsonschema:"Timeout in seconds; capped by the operator's maximum."`
+	OutputFiles []string          `json:"output_files,omitempty" jsonschema:"Globs relative to the workspace (e.g. out/**) of files to return after the command."`
+}
+
+// WorkspaceExec returns the workspace_exec tool: it stages every skill
+// loaded for the calling agent into the session's workspace, runs command
+// with /bin/sh -c in the sandbox and returns ExecResult as JSON. The result
+// is an error when the command exits non-zero or times out; a request the
+// tool refuses or cannot run gets "Error: <message>".
+func WorkspaceExec(cfg WorkspaceExecConfig) (Tool, error) {
+	if cfg.Workspace == nil {
+		return Tool{}, fmt.Errorf("%w: WorkspaceExecConfig.Workspace is nil; pass a function returning the session's workspace", ErrExecConfig)
+	}
+	ex, err := NewExecutor(cfg.Runner, cfg.Options)
+	if err != nil {
+		return Tool{}, err
+	}
+	s := schemaFor[WorkspaceExecArgs]()
+	s.Properties["timeout_sec"].Description = fmt.Sprintf("Timeout in seconds (default %g, at most %g; longer requests are cut to %g).",
+		ex.defTimeout.Seconds(), ex.maxTimeout.Seconds(), ex.maxTimeout.Seconds())
+	return Tool{
+		Name: WorkspaceExecName,
+		Description: "Run a shell command in this session's sandboxed workspace. Loaded skills are copied to skills/<name> first; " +
+			"run a skill's scripts with cwd skills/<name>. Write results under out/ and list them in output_files to get them back. " +
+			"Returns JSON with exit_code, stdout, stderr, truncation flags, timed_out, duration_ms and output_files.",
+		InputSchema: s,
+		Handler: func(ctx context.Context, c Call) Result {
+			var a WorkspaceExecArgs
+			if r, ok := decode(WorkspaceExecName, c.Args, &a); !ok {
+				return r
+			}
+			if strings.TrimSpace(a.Command) == "" {
+				return Errorf("Error: %s needs a non-empty command", WorkspaceExecName)
+			}
+			if a.TimeoutSec < 0 {
+				return Errorf("Error: timeout_sec %g is negative; omit it for the default", a.TimeoutSec)
+			}
+			ws, err := cfg.Workspace(ctx)
+			if err != nil {
+				return Errorf("Error: no workspace for this session: %v", err)
+			}
+			req := ExecRequest{
+				Args:        []string{"/bin/sh", "-c", a.Command},
+				Dir:         a.Cwd,
+				Env:         a.Env,
+				Timeout:     secondsToDuration(a.TimeoutSec, ex.maxTimeout),
+				OutputFiles: a.OutputFiles,
+				Skills:      loadedSkills(c),
+			}
+			if a.Stdin != "" {
+				req.Stdin = []byte(a.Stdin)
+			}
+			res, err := ex.Exec(ctx, ws, c.Skills, req)
+			if errors.Is(err, sandbox.ErrForbiddenEnv) {
+				return Errorf("Error: env: %v; remove that key from env (PATH, HOME, LD_* and similar cannot be set by a tool call)", err)
+			}
+			if err != nil {
+				return Errorf("Error: %v", err)
+			}
+			b, err := json.Marshal(res)
+			if err != nil {
+				return Errorf("Error: encode result: %v", err)
+			}
+			return Result{Text: string(b), IsError: res.Failed()}
+		},
+	}, nil
+}
+
+// loadedSkills lists the visible skills loaded for the calling agent.
+func loadedSkills(c Call) []string {
+	if c.Skills == nil || c.State == nil {
+		return nil
+	}
+	var names []string
+	for _, s := range c.Skills.Summaries() {
+		if c.State.Loaded(s.Name) {
+			names = append(names, s.Name)
+		}
+	}
+	return names
+}
+
+// secondsToDuration converts a requested timeout, saturating at max so that
+// huge values cannot overflow.
+func secondsToDuration(sec float64, max time.Duration) time.Duration {
+	if sec >= max.Seconds() {
+		return max
+	}
+	return time.Duration(sec * float64(time.Second))
+}
+
+// cleanCwd validates a working directory relative to the workspace and
+// returns it in slash form ("" for the workspace itself).
+func cleanCwd(dir string) (string, error) {
+	if dir == "" || dir == "." {
+		return "", nil
+	}
+	if strings.ContainsRune(dir, 0) || strings.Contains(dir, `\`) {
+		return "", fmt.Errorf("%w: cwd %q contains a NUL or backslash; use a slash-separated path", ErrExecRequest, dir)
+	}
+	if path.IsAbs(dir) {
+		return "", fmt.Errorf("%w: cwd %q is absolute; pass a path relative to the workspace, e.g. skills/NAME", ErrExecRequest, dir)
+	}
+	for _, el := range strings.Split(dir, "/") {
+		if el == ".." {
+			return "", fmt.Errorf("%w: cwd %q contains \"..\"; pass a path inside the workspace, e.g. skills/NAME", ErrExecRequest, dir)
+		}
+	}
+	return path.Clean(dir), nil
+}
+
+// checkOutputGlob refuses globs that could leave the workspace before the
+// command runs; workspace.Collect checks them again.
+func checkOutputGlob(g string) error {
+	switch {
+	case g == "":
+		return errors.New("is empty; pass e.g. out/**")
+	case path.IsAbs(g) || strings.HasPrefix(g, `\`):
+		return errors.New("is absolute; pass a glob relative to the workspace, e.g. out/**")
+	case !doublestar.ValidatePattern(g):
+		return errors.New("is not a valid glob")
+	}
+	for _, el := range strings.Split(g, "/") {
+		if el == ".." {
+			return errors.New("contains \"..\"; output files must be inside the workspace")
+		}
+	}
+	return nil
+}
+
+// skillOfDir returns the staged skill whose folder contains dir, or "".
+func skillOfDir(dir string, staged map[string]bool) string {
+	rest, ok := strings.CutPrefix(dir, "skills/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	if staged[name] {
+		return name
+	}
+	return ""
+}
+
+// workspaceVar reports whether key is one of the variables the workspace
+// sets for every command.
+func workspaceVar(key string) bool {
+	switch strings.ToUpper(key) {
+	case workspace.EnvWorkspaceDir, workspace.EnvSkillsDir, workspace.EnvWorkDir,
+		workspace.EnvOutputDir, workspace.EnvRunDir, workspace.EnvSkillName:
+		return true
+	}
+	return false
+}
