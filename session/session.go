@@ -47,12 +47,17 @@ const (
 	// (for example clearing turn-scoped skill keys). Text, if any, is a note
 	// for humans and is not part of the conversation sent to a model.
 	KindState Kind = "state"
+	// KindContext is context the runtime adds to the conversation for the
+	// model, such as the skill catalog or a replacement catalog. It is sent
+	// as a user-role message at its place in the history, so later
+	// requests keep it byte for byte (prompt caches survive).
+	KindContext Kind = "context"
 )
 
 // Valid reports whether k is one of the defined kinds.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindUser, KindAssistant, KindTool, KindState:
+	case KindUser, KindAssistant, KindTool, KindState, KindContext:
 		return true
 	}
 	return false
@@ -188,8 +193,8 @@ func (e Event) Clone() Event {
 // says what to do. Seq and Turn are not checked: the store assigns them.
 func (e *Event) Validate() error {
 	if !e.Kind.Valid() {
-		return fmt.Errorf("%w: event.Kind %q is not one of %q, %q, %q, %q",
-			ErrInvalidEvent, e.Kind, KindUser, KindAssistant, KindTool, KindState)
+		return fmt.Errorf("%w: event.Kind %q is not one of %q, %q, %q, %q, %q",
+			ErrInvalidEvent, e.Kind, KindUser, KindAssistant, KindTool, KindState, KindContext)
 	}
 	if len(e.ToolCalls) > 0 && e.Kind != KindAssistant {
 		return fmt.Errorf("%w: event.ToolCalls is set on a %q event; only %q events carry tool calls",

@@ -68,7 +68,7 @@ func newRoot(env *Env) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newValidate(env), newList(env), newCatalog(env), newShow(env), newTokens(env), newExec(env))
+	root.AddCommand(newSession(env), newValidate(env), newList(env), newCatalog(env), newShow(env), newTokens(env), newExec(env))
 	return root
 }
 

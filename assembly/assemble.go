@@ -1,0 +1,397 @@
+package assembly
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/skillkit/skillkit/registry"
+	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/tools"
+)
+
+// FallbackHeader opens the dedicated system message that carries loaded
+// content whose tool result is not in the request (seed 003).
+const FallbackHeader = "Loaded skill context:"
+
+// SummaryHeader opens the system message that carries a session summary.
+const SummaryHeader = "Session summary:"
+
+// Options configures assembly. A nil *Options means the defaults.
+type Options struct {
+	// Placement is where loaded content goes; "" means DefaultPlacement.
+	Placement Placement
+	// Mode is the load lifetime the session uses; "" means
+	// session.DefaultMode.
+	Mode session.Mode
+	// FallbackOnSummary keeps the fallback message even when a session
+	// summary replaced the load's tool result in an earlier turn. By
+	// default (false) it is skipped there, as upstream does, so content
+	// the summary already condensed is not sent again.
+	FallbackOnSummary bool
+}
+
+// Input is everything one request is built from.
+type Input struct {
+	// System is the system prompt.
+	System string
+	// Session holds the events and state (not modified).
+	Session *session.Session
+	// Agent is the agent the request is for; only its own assistant and
+	// tool events, its context events and the user messages are sent.
+	Agent string
+	// Skills is the snapshot (already filtered) the request uses.
+	Skills *registry.Snapshot
+	// Tools are the tools the agent exposes, in order.
+	Tools []tools.Tool
+	// From is the index of the first event sent; earlier events were
+	// suppressed or truncated by the caller. 0 sends the whole history.
+	From int
+	// Summary, when not empty, is a session summary that stands in for
+	// the events before From; it follows the system message.
+	Summary string
+}
+
+// Assemble builds the next request. It reads files only through the
+// snapshot's caches and never changes the session.
+func Assemble(ctx context.Context, in Input, opts *Options) (*Request, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Placement == "" {
+		o.Placement = DefaultPlacement
+	}
+	if _, err := ParsePlacement(string(o.Placement)); err != nil {
+		return nil, err
+	}
+	if o.Mode == "" {
+		o.Mode = session.DefaultMode
+	}
+	if _, err := session.ParseMode(string(o.Mode)); err != nil {
+		return nil, err
+	}
+	if in.Session == nil {
+		return nil, fmt.Errorf("assembly: Input.Session is nil")
+	}
+	events := in.Session.Events
+	if in.From < 0 || in.From > len(events) {
+		return nil, fmt.Errorf("assembly: Input.From is %d; it must be between 0 and the %d events of the session", in.From, len(events))
+	}
+	a := &assembler{ctx: ctx, in: in, o: o, state: session.NewAgentState(in.Session.State, in.Agent), turn: in.Session.Turn()}
+	a.indexCalls()
+	return a.build(), nil
+}
+
+type assembler struct {
+	ctx   context.Context
+	in    Input
+	o     Options
+	state session.AgentState
+	turn  int
+	calls map[string]session.ToolCall // tool-call ID → call, for this agent
+	// lastAssistant is the index of the agent's last assistant event.
+	lastAssistant int
+}
+
+func (a *assembler) indexCalls() {
+	a.calls = map[string]session.ToolCall{}
+	a.lastAssistant = -1
+	for i, ev := range a.in.Session.Events {
+		if ev.Kind == session.KindAssistant && ev.Agent == a.in.Agent {
+			a.lastAssistant = i
+			for _, c := range ev.ToolCalls {
+				a.calls[c.ID] = c
+			}
+		}
+	}
+}
+
+// mine reports whether an event belongs in this agent's request.
+func (a *assembler) mine(ev session.Event) bool {
+	switch ev.Kind {
+	case session.KindUser:
+		return true
+	case session.KindAssistant, session.KindTool, session.KindContext:
+		return ev.Agent == a.in.Agent
+	}
+	return false
+}
+
+func (a *assembler) build() *Request {
+	req := &Request{Messages: []Message{}, Tools: make([]ToolSpec, 0, len(a.in.Tools))}
+	system := a.in.System
+	if a.o.Placement == PlacementSystem {
+		if extra := a.systemContent(); extra != "" {
+			if system != "" {
+				system += "\n\n"
+			}
+			system += extra
+		}
+	}
+	if system != "" {
+		req.Messages = append(req.Messages, Message{Role: "system", Content: system})
+	}
+	if a.in.Summary != "" {
+		req.Messages = append(req.Messages, Message{Role: "system", Content: SummaryHeader + "\n" + a.in.Summary})
+	}
+	events := a.in.Session.Events
+	fallback := a.fallbacks() // event index (-1: at the start) → skills
+	if names := fallback[-1]; len(names) > 0 {
+		req.Messages = append(req.Messages, a.fallbackMessage(names))
+	}
+	for i := a.in.From; i < len(events); i++ {
+		ev := events[i]
+		if a.mine(ev) {
+			req.Messages = append(req.Messages, a.message(i, ev))
+		}
+		if names := fallback[i]; len(names) > 0 {
+			req.Messages = append(req.Messages, a.fallbackMessage(names))
+		}
+	}
+	for _, t := range a.in.Tools {
+		req.Tools = append(req.Tools, ToolSpec{Type: "function", Function: FunctionSpec{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}})
+	}
+	return req
+}
+
+func (a *assembler) message(i int, ev session.Event) Message {
+	switch ev.Kind {
+	case session.KindUser, session.KindContext:
+		return Message{Role: "user", Content: ev.Text}
+	case session.KindAssistant:
+		m := Message{Role: "assistant", Content: ev.Text}
+		for _, c := range ev.ToolCalls {
+			args := c.Arguments
+			if args == "" {
+				args = "{}"
+			}
+			m.ToolCalls = append(m.ToolCalls, ToolCall{ID: c.ID, Type: "function", Function: FunctionCall{Name: c.Name, Arguments: args}})
+		}
+		return m
+	default: // KindTool
+		content := ev.Text
+		if a.o.Placement == PlacementToolResult && !ev.IsError {
+			if extra := a.expansion(i, ev); extra != "" {
+				content += "\n\n" + extra
+			}
+		}
+		return Message{Role: "tool", Content: content, ToolCallID: ev.ToolCallID}
+	}
+}
+
+// callEffects re-derives the load effects of a successful tool call from
+// its arguments (the session stores only the call and the stub result).
+func callEffects(c session.ToolCall) []tools.Effect {
+	switch c.Name {
+	case tools.LoadName:
+		var args tools.LoadArgs
+		if json.Unmarshal([]byte(c.Arguments), &args) != nil || args.Skill == "" {
+			return nil
+		}
+		e := tools.Effect{Kind: tools.EffectLoad, Skill: args.Skill, DocsMode: tools.DocsKeep}
+		if args.IncludeAllDocs {
+			e.DocsMode, e.AllDocs = tools.DocsReplace, true
+		} else if len(args.Docs) > 0 {
+			e.DocsMode, e.Docs = tools.DocsReplace, args.Docs
+		}
+		return []tools.Effect{e}
+	case tools.SelectDocsName:
+		var args tools.SelectDocsArgs
+		if json.Unmarshal([]byte(c.Arguments), &args) != nil || args.Skill == "" {
+			return nil
+		}
+		e := tools.Effect{Kind: tools.EffectSelectDocs, Skill: args.Skill, Docs: args.Docs, AllDocs: args.IncludeAllDocs}
+		switch args.Mode {
+		case "add":
+			e.DocsMode = tools.DocsAdd
+		case "clear":
+			e.DocsMode = tools.DocsClear
+		default:
+			e.DocsMode = tools.DocsReplace
+		}
+		return []tools.Effect{e}
+	}
+	return nil
+}
+
+// live reports whether the content a tool event introduced for skill is
+// still to be shown, under the load lifetime.
+func (a *assembler) live(i int, ev session.Event, skill string) bool {
+	switch a.o.Mode {
+	case session.ModeTurn:
+		// Within the turn the content stays, even if the skill was
+		// evicted later in the turn: rewriting an earlier message would
+		// break the prefix the provider has cached.
+		return ev.Turn == a.turn
+	case session.ModeOnce:
+		return a.state.Loaded(skill) && i > a.lastAssistant
+	default:
+		return a.state.Loaded(skill)
+	}
+}
+
+// expansion renders the content one tool result introduced.
+func (a *assembler) expansion(i int, ev session.Event) string {
+	c, ok := a.calls[ev.ToolCallID]
+	if !ok {
+		return ""
+	}
+	var blocks []string
+	for _, e := range callEffects(c) {
+		if !a.live(i, ev, e.Skill) {
+			continue
+		}
+		if e.Kind == tools.EffectLoad {
+			blocks = append(blocks, a.bodyBlock(e.Skill))
+		}
+		switch e.DocsMode {
+		case tools.DocsReplace, tools.DocsAdd:
+			docs := e.Docs
+			if e.AllDocs {
+				docs = a.allDocs(e.Skill)
+			}
+			for _, d := range sortedUnique(docs) {
+				blocks = append(blocks, a.docBlock(e.Skill, d))
+			}
+		}
+	}
+	return strings.Join(blocks, "\n\n")
+}
+
+func (a *assembler) bodyBlock(name string) string {
+	if a.in.Skills == nil {
+		return "[Loaded] " + name + "\n\n(This skill is no longer available.)"
+	}
+	body, err := a.in.Skills.Body(a.ctx, name)
+	if err != nil {
+		return "[Loaded] " + name + "\n\n(This skill is no longer available: " + err.Error() + ")"
+	}
+	return "[Loaded] " + name + "\n\n" + body
+}
+
+func (a *assembler) docBlock(name, doc string) string {
+	if a.in.Skills == nil {
+		return "[Doc] " + doc + "\n\n(This document is no longer available.)"
+	}
+	text, err := a.in.Skills.DocText(a.ctx, name, doc)
+	if err != nil {
+		return "[Doc] " + doc + "\n\n(This document is no longer available: " + err.Error() + ")"
+	}
+	return "[Doc] " + doc + "\n\n" + text
+}
+
+func (a *assembler) allDocs(name string) []string {
+	if a.in.Skills == nil {
+		return nil
+	}
+	docs, _ := a.in.Skills.Docs(a.ctx, name)
+	return docs
+}
+
+// skillContent renders a loaded skill with its current document selection.
+func (a *assembler) skillContent(name string) string {
+	blocks := []string{a.bodyBlock(name)}
+	docs, all := a.state.Docs(name)
+	if all {
+		docs = a.allDocs(name)
+	}
+	for _, d := range sortedUnique(docs) {
+		blocks = append(blocks, a.docBlock(name, d))
+	}
+	return strings.Join(blocks, "\n\n")
+}
+
+// systemContent is what the system placement appends: every loaded skill,
+// sorted by name.
+func (a *assembler) systemContent() string {
+	names := a.state.Skills()
+	slices.Sort(names)
+	blocks := make([]string, 0, len(names))
+	for _, n := range names {
+		blocks = append(blocks, a.skillContent(n))
+	}
+	return strings.Join(blocks, "\n\n")
+}
+
+// fallbacks decides which loaded skills need the dedicated message and
+// where it goes: after the event that recorded the load, or at the start
+// (key -1) when that event is not in the request.
+func (a *assembler) fallbacks() map[int][]string {
+	out := map[int][]string{}
+	if a.o.Placement != PlacementToolResult {
+		return out
+	}
+	events := a.in.Session.Events
+	for _, name := range a.state.Skills() {
+		if a.hasLiveResult(name) {
+			continue
+		}
+		key := session.LoadedKey(a.in.Agent, name)
+		at := -1
+		for i := len(events) - 1; i >= 0; i-- {
+			if v, ok := events[i].StateDelta[key]; ok && v != nil {
+				at = i
+				break
+			}
+		}
+		if at < a.in.From {
+			// The load was cut from the history sent.
+			if a.in.Summary != "" && !a.o.FallbackOnSummary && (at < 0 || events[at].Turn != a.turn) {
+				continue
+			}
+			at = -1
+		}
+		out[at] = append(out[at], name)
+	}
+	for k := range out {
+		slices.Sort(out[k])
+	}
+	return out
+}
+
+// hasLiveResult reports whether a tool result in the history sent already
+// carries the skill's content.
+func (a *assembler) hasLiveResult(name string) bool {
+	events := a.in.Session.Events
+	for i := a.in.From; i < len(events); i++ {
+		ev := events[i]
+		if ev.Kind != session.KindTool || ev.IsError || ev.Agent != a.in.Agent {
+			continue
+		}
+		c, ok := a.calls[ev.ToolCallID]
+		if !ok {
+			continue
+		}
+		if c.Name == tools.SkillName {
+			var args tools.SkillArgs
+			if json.Unmarshal([]byte(c.Arguments), &args) == nil && args.Name == name {
+				return true // the skill tool's result is the body itself
+			}
+			continue
+		}
+		for _, e := range callEffects(c) {
+			if e.Skill == name && e.Kind == tools.EffectLoad && a.live(i, ev, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (a *assembler) fallbackMessage(names []string) Message {
+	blocks := make([]string, 0, len(names)+1)
+	blocks = append(blocks, FallbackHeader)
+	for _, n := range names {
+		blocks = append(blocks, a.skillContent(n))
+	}
+	return Message{Role: "system", Content: strings.Join(blocks, "\n\n")}
+}
+
+func sortedUnique(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -1,0 +1,113 @@
+package assembly
+
+import (
+	"fmt"
+
+	"github.com/skillkit/skillkit/catalog"
+	"github.com/skillkit/skillkit/registry"
+	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/skill"
+	"github.com/skillkit/skillkit/tools"
+)
+
+// CatalogStateKey is the session state key holding the digest of the
+// catalog last published to agent. It is not a temp: key, so turn resets
+// leave it alone.
+func CatalogStateKey(agent string) string { return "skillkit:catalog_digest:" + agent }
+
+// Catalog formats.
+const (
+	FormatReminder = "reminder"
+	FormatList     = "list"
+)
+
+// CatalogOptions configures catalog publication. A nil *CatalogOptions
+// means the reminder format with the default description cap.
+type CatalogOptions struct {
+	// Format is FormatReminder (the default) or FormatList.
+	Format string
+	// DescriptionMaxLength caps descriptions (0: the catalog default).
+	DescriptionMaxLength int
+	// BudgetTokens, when positive, fits the catalog within that many
+	// tokens (catalog.Fit).
+	BudgetTokens int
+	// Counter counts tokens for the budget; nil creates one per call.
+	Counter *catalog.Counter
+}
+
+// listReplacementIntro precedes a list-format catalog that replaces an
+// earlier one.
+const listReplacementIntro = "The available skills changed. This complete list replaces every earlier one:\n"
+
+// listTombstone replaces a list-format catalog that became empty.
+const listTombstone = "The available skills changed. No skills are available any more; do not use names from earlier lists."
+
+// CatalogEvent returns the context event that publishes the agent's
+// catalog, or nil when the catalog the agent last saw is still current.
+// The first publication renders the catalog; a later change appends a full
+// replacement (or a tombstone when no skill is left) instead of editing
+// the earlier message, so the prompt cache survives. The catalog is empty
+// — and nothing is sent — when the agent does not expose the tool the
+// catalog tells the model to call (the skill tool for the reminder format,
+// the skill or skill_load tool for the list format).
+func CatalogEvent(sess *session.Session, agent string, snap *registry.Snapshot, toolset []tools.Tool, opts *CatalogOptions) (*session.Event, error) {
+	var o CatalogOptions
+	if opts != nil {
+		o = *opts
+	}
+	var r, replacement catalog.Renderer
+	switch o.Format {
+	case "", FormatReminder:
+		r, replacement = catalog.Reminder{}, catalog.Replacement{}
+	case FormatList:
+		r = catalog.List{}
+		replacement = catalog.RendererFunc(func(req catalog.Request) string {
+			if req.Empty() {
+				return listTombstone
+			}
+			return listReplacementIntro + catalog.List{}.Render(req)
+		})
+	default:
+		return nil, fmt.Errorf("catalog format %q is not one of reminder, list", o.Format)
+	}
+	var summaries []skill.Summary
+	if snap != nil && exposesCatalogTool(toolset, o.Format) {
+		summaries = snap.Summaries()
+	}
+	c, err := catalog.New(summaries, &catalog.Options{DescriptionMaxLength: o.DescriptionMaxLength})
+	if err != nil {
+		return nil, err
+	}
+	digest := c.Digest()
+	key := CatalogStateKey(agent)
+	prev, published := sess.State[key]
+	if published && prev == digest {
+		return nil, nil
+	}
+	if !published && c.Empty() {
+		return nil, nil
+	}
+	use := r
+	if published {
+		use = replacement
+	}
+	text := c.Render(use)
+	if o.BudgetTokens > 0 && !c.Empty() {
+		f, err := c.Fit(use, catalog.Budget{MaxTokens: o.BudgetTokens, Counter: o.Counter})
+		if err != nil {
+			return nil, err
+		}
+		text = f.Text
+	}
+	return &session.Event{Kind: session.KindContext, Agent: agent, Text: text,
+		StateDelta: map[string]*string{key: session.Ptr(digest)}}, nil
+}
+
+func exposesCatalogTool(toolset []tools.Tool, format string) bool {
+	for _, t := range toolset {
+		if t.Name == tools.SkillName || (format == FormatList && t.Name == tools.LoadName) {
+			return true
+		}
+	}
+	return false
+}

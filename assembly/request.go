@@ -1,0 +1,123 @@
+// Package assembly builds the exact next model request — messages and
+// tools — from a system prompt, a session's events and load state, and a
+// registry snapshot.
+//
+// Loaded skill content is materialised at request time; the session
+// stores only small state keys and short tool-result stubs. Two
+// placements decide where the content goes:
+//
+//   - tool-result (the default): each skill_load / skill_select_docs /
+//     skill result carries the content that call introduced. Within a turn
+//     earlier messages never change, so every request is a byte-exact
+//     prefix of the next and the provider's prompt cache is fully reused.
+//   - system: the content of every loaded skill is appended to the system
+//     message, sorted by name. Any load changes the very first message.
+//
+// When a loaded skill has no tool result in the history sent (declared
+// loads, truncated history), a dedicated "Loaded skill context:" system
+// message carries it at the place the load was recorded — unless a session
+// summary replaced that history (then it is skipped, as upstream does,
+// except when the load happened in the current turn).
+package assembly
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Placement says where loaded skill content goes in a request.
+type Placement string
+
+const (
+	// PlacementToolResult puts content in the tool result of the call that
+	// loaded it.
+	PlacementToolResult Placement = "tool-result"
+	// PlacementSystem appends content to the system message.
+	PlacementSystem Placement = "system"
+)
+
+// DefaultPlacement keeps every request within a turn a byte-exact prefix
+// of the next.
+const DefaultPlacement = PlacementToolResult
+
+// ParsePlacement reads a placement name; anything else is an error naming
+// the value.
+func ParsePlacement(s string) (Placement, error) {
+	switch p := Placement(s); p {
+	case PlacementToolResult, PlacementSystem:
+		return p, nil
+	}
+	return "", fmt.Errorf("placement %q is not one of tool-result, system", s)
+}
+
+// Request is one model request in the OpenAI Chat Completions shape.
+type Request struct {
+	Messages []Message `json:"messages"`
+	Tools    []ToolSpec `json:"tools"`
+}
+
+// Message is one chat message.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is a function call requested by the assistant.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall names the function and carries its JSON arguments.
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolSpec declares a tool to the model.
+type ToolSpec struct {
+	Type     string       `json:"type"`
+	Function FunctionSpec `json:"function"`
+}
+
+// FunctionSpec is a tool's name, description and argument schema.
+type FunctionSpec struct {
+	Name        string             `json:"name"`
+	Description string             `json:"description"`
+	Parameters  *jsonschema.Schema `json:"parameters"`
+}
+
+// Text renders the request as plain text, one block per message, for
+// people reading a prompt: role, then content, then tool calls.
+func (r *Request) Text() string {
+	var out []byte
+	for i, m := range r.Messages {
+		if i > 0 {
+			out = append(out, '\n')
+		}
+		out = fmt.Appendf(out, "── %s", m.Role)
+		if m.ToolCallID != "" {
+			out = fmt.Appendf(out, " (%s)", m.ToolCallID)
+		}
+		out = append(out, " ──\n"...)
+		out = append(out, m.Content...)
+		if len(m.Content) > 0 && m.Content[len(m.Content)-1] != '\n' {
+			out = append(out, '\n')
+		}
+		for _, c := range m.ToolCalls {
+			out = fmt.Appendf(out, "→ %s %s [%s]\n", c.Function.Name, c.Function.Arguments, c.ID)
+		}
+	}
+	names := make([]string, len(r.Tools))
+	for i, t := range r.Tools {
+		names[i] = t.Function.Name
+	}
+	b, _ := json.Marshal(names)
+	out = fmt.Appendf(out, "\n── tools ──\n%s\n", b)
+	return string(out)
+}

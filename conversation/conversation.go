@@ -1,0 +1,270 @@
+// Package conversation records one agent's side of a session — user
+// messages, tool calls and their results, declared loads — applying the
+// load lifetime and the loaded-skills cap, and builds the next model
+// request from what was recorded.
+//
+// It is the layer the agent runtime drives once per model step and that
+// `skillkit session` drives by hand. Every change goes through the
+// session Store as events whose state changes are part of the same append;
+// building a request never changes the session.
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/skillkit/skillkit/assembly"
+	"github.com/skillkit/skillkit/registry"
+	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/tools"
+)
+
+// Config is a conversation's behaviour. It is stored in the session's
+// metadata so every later command sees the same settings.
+type Config struct {
+	// Roots are the skill roots (empty: the default roots).
+	Roots []string `json:"roots,omitempty"`
+	// Mode is the load lifetime ("" means session.DefaultMode).
+	Mode session.Mode `json:"mode"`
+	// Placement of loaded content ("" means assembly.DefaultPlacement).
+	Placement assembly.Placement `json:"placement"`
+	// MaxLoaded caps the loaded skills per agent (0: no cap).
+	MaxLoaded int `json:"max_loaded"`
+	// Tools are the tool names exposed (empty: tools.DefaultNames()).
+	Tools []string `json:"tools,omitempty"`
+	// System is the system prompt.
+	System string `json:"system,omitempty"`
+	// CatalogFormat is assembly.FormatReminder (default) or FormatList.
+	CatalogFormat string `json:"catalog_format,omitempty"`
+}
+
+// MetaKey is the session metadata key holding the JSON Config.
+const MetaKey = "skillkit.conversation"
+
+// Normalize fills defaults and validates every field; an invalid value is
+// an error naming the field.
+func (c Config) Normalize() (Config, error) {
+	if c.Mode == "" {
+		c.Mode = session.DefaultMode
+	}
+	if _, err := session.ParseMode(string(c.Mode)); err != nil {
+		return c, fmt.Errorf("config mode: %w", err)
+	}
+	if c.Placement == "" {
+		c.Placement = assembly.DefaultPlacement
+	}
+	if _, err := assembly.ParsePlacement(string(c.Placement)); err != nil {
+		return c, fmt.Errorf("config placement: %w", err)
+	}
+	if c.MaxLoaded < 0 {
+		return c, fmt.Errorf("config max_loaded is %d; use 0 for no cap or a positive count", c.MaxLoaded)
+	}
+	switch c.CatalogFormat {
+	case "":
+		c.CatalogFormat = assembly.FormatReminder
+	case assembly.FormatReminder, assembly.FormatList:
+	default:
+		return c, fmt.Errorf("config catalog_format %q is not one of reminder, list", c.CatalogFormat)
+	}
+	if len(c.Tools) == 0 {
+		c.Tools = tools.DefaultNames()
+	}
+	if _, err := tools.Select(c.Tools); err != nil {
+		return c, fmt.Errorf("config tools: %w", err)
+	}
+	return c, nil
+}
+
+// Meta encodes the config as session metadata.
+func (c Config) Meta() map[string]string {
+	b, _ := json.Marshal(c)
+	return map[string]string{MetaKey: string(b)}
+}
+
+// ConfigFromMeta decodes the config stored by Meta.
+func ConfigFromMeta(meta map[string]string) (Config, error) {
+	raw, ok := meta[MetaKey]
+	if !ok {
+		return Config{}, fmt.Errorf("session has no %s metadata; it was not created by skillkit session new", MetaKey)
+	}
+	var c Config
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return Config{}, fmt.Errorf("session metadata %s: %w", MetaKey, err)
+	}
+	return c.Normalize()
+}
+
+// Conversation is one agent's handle on a stored session.
+type Conversation struct {
+	Store  session.Store
+	ID     string
+	Agent  string
+	Config Config
+	// Skills is the snapshot (already filtered for the request) tools and
+	// requests use.
+	Skills *registry.Snapshot
+	// Tools are the exposed tools, built from Config.Tools (plus extras
+	// such as workspace_exec supplied by the caller).
+	Tools []tools.Tool
+}
+
+// ErrUnknownTool is returned by Call for a tool the agent does not expose.
+var ErrUnknownTool = errors.New("tool not exposed")
+
+// Open prepares a conversation over an existing session. extra supplies
+// tools built elsewhere (by name in Config.Tools).
+func Open(ctx context.Context, store session.Store, id, agent string, snap *registry.Snapshot, extra ...tools.Tool) (*Conversation, error) {
+	if agent == "" {
+		return nil, fmt.Errorf("agent name is empty; use a name such as %q", "default")
+	}
+	s, err := store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := ConfigFromMeta(s.Meta)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	ts, err := tools.Select(cfg.Tools, extra...)
+	if err != nil {
+		return nil, err
+	}
+	return &Conversation{Store: store, ID: id, Agent: agent, Config: cfg, Skills: snap, Tools: ts}, nil
+}
+
+// PublishCatalog appends the agent's catalog (or its replacement) when it
+// differs from the one the agent saw last. It reports whether an event was
+// appended.
+func (c *Conversation) PublishCatalog(ctx context.Context) (bool, error) {
+	s, err := c.Store.Get(ctx, c.ID)
+	if err != nil {
+		return false, err
+	}
+	return c.publish(ctx, s)
+}
+
+func (c *Conversation) publish(ctx context.Context, s *session.Session) (bool, error) {
+	ev, err := assembly.CatalogEvent(s, c.Agent, c.Skills, c.Tools, &assembly.CatalogOptions{Format: c.Config.CatalogFormat})
+	if err != nil || ev == nil {
+		return false, err
+	}
+	_, err = c.Store.Append(ctx, c.ID, *ev)
+	return err == nil, err
+}
+
+// User records a user message, which starts a turn. In turn mode the
+// message's state change unloads every agent's skills; the agent's
+// catalog is republished first when the skill set changed.
+func (c *Conversation) User(ctx context.Context, text string) (session.Event, error) {
+	s, err := c.Store.Get(ctx, c.ID)
+	if err != nil {
+		return session.Event{}, err
+	}
+	if ok, err := c.publish(ctx, s); err != nil {
+		return session.Event{}, err
+	} else if ok {
+		if s, err = c.Store.Get(ctx, c.ID); err != nil {
+			return session.Event{}, err
+		}
+	}
+	ev := session.Event{Kind: session.KindUser, Text: text}
+	if c.Config.Mode == session.ModeTurn {
+		if d := session.ResetDelta(s.State, ""); len(d) > 0 {
+			ev.StateDelta = d
+		}
+	}
+	return c.Store.Append(ctx, c.ID, ev)
+}
+
+// Declare validates declared loads atomically (session.ResolveLoads) and
+// records them as one state event; no tool call or result is invented.
+func (c *Conversation) Declare(ctx context.Context, reqs []session.LoadRequest) (session.Event, error) {
+	effects, err := session.ResolveLoads(ctx, c.Skills, reqs, c.Config.MaxLoaded)
+	if err != nil {
+		return session.Event{}, err
+	}
+	s, err := c.Store.Get(ctx, c.ID)
+	if err != nil {
+		return session.Event{}, err
+	}
+	delta, err := session.EffectsDelta(s.State, c.Agent, effects, c.Config.MaxLoaded)
+	if err != nil {
+		return session.Event{}, err
+	}
+	names := make([]string, len(effects))
+	for i, e := range effects {
+		names[i] = e.Skill
+	}
+	return c.Store.Append(ctx, c.ID, session.Event{Kind: session.KindState, Agent: c.Agent, Text: "declared loads: " + strings.Join(names, ", "), StateDelta: delta})
+}
+
+// Call records a model tool call and its result: the assistant message
+// carrying the call (in once mode its state change unloads what the
+// request that produced it showed), then the tool result with the load
+// changes the tool asked for.
+func (c *Conversation) Call(ctx context.Context, tool string, args json.RawMessage) (tools.Result, error) {
+	var t *tools.Tool
+	for i := range c.Tools {
+		if c.Tools[i].Name == tool {
+			t = &c.Tools[i]
+		}
+	}
+	if t == nil {
+		names := make([]string, len(c.Tools))
+		for i, x := range c.Tools {
+			names[i] = x.Name
+		}
+		return tools.Result{}, fmt.Errorf("%w: %q; this agent exposes %s", ErrUnknownTool, tool, strings.Join(names, ", "))
+	}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if !json.Valid(args) {
+		return tools.Result{}, fmt.Errorf("tool arguments are not valid JSON: %s", args)
+	}
+	s, err := c.Store.Get(ctx, c.ID)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	callID := "call_" + strconv.FormatInt(s.LastSeq()+1, 10)
+	asst := session.Event{Kind: session.KindAssistant, Agent: c.Agent,
+		ToolCalls: []session.ToolCall{{ID: callID, Name: tool, Arguments: string(args)}}}
+	state := maps.Clone(s.State)
+	if c.Config.Mode == session.ModeOnce {
+		if d := session.ResetDelta(state, c.Agent); len(d) > 0 {
+			asst.StateDelta = d
+			session.ApplyDelta(state, d)
+		}
+	}
+	if _, err := c.Store.Append(ctx, c.ID, asst); err != nil {
+		return tools.Result{}, err
+	}
+	res := t.Call(ctx, tools.Call{Args: args, Skills: c.Skills, State: session.NewAgentState(state, c.Agent)})
+	ev := session.Event{Kind: session.KindTool, Agent: c.Agent, ToolCallID: callID, ToolName: tool, Text: res.Text, IsError: res.IsError}
+	if !res.IsError && len(res.Effects) > 0 {
+		d, err := session.EffectsDelta(state, c.Agent, res.Effects, c.Config.MaxLoaded)
+		if err != nil {
+			return res, err
+		}
+		ev.StateDelta = d
+	}
+	if _, err := c.Store.Append(ctx, c.ID, ev); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// Request builds the next model request. It never changes the session.
+func (c *Conversation) Request(ctx context.Context) (*assembly.Request, error) {
+	s, err := c.Store.Get(ctx, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	return assembly.Assemble(ctx, assembly.Input{System: c.Config.System, Session: s, Agent: c.Agent, Skills: c.Skills, Tools: c.Tools},
+		&assembly.Options{Placement: c.Config.Placement, Mode: c.Config.Mode})
+}

@@ -1,0 +1,380 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillkit/skillkit/assembly"
+	"github.com/skillkit/skillkit/conversation"
+	"github.com/skillkit/skillkit/registry"
+	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/session/sqlitestore"
+	"github.com/skillkit/skillkit/source"
+)
+
+// sessionFlags are the flags every session subcommand takes.
+type sessionFlags struct {
+	store string
+	agent string
+}
+
+func defaultStorePath(env *Env) string {
+	if d := env.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "skillkit", "sessions.db")
+	}
+	if h := env.Getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "state", "skillkit", "sessions.db")
+	}
+	return filepath.Join(os.TempDir(), "skillkit", "sessions.db")
+}
+
+func newSession(env *Env) *cobra.Command {
+	f := &sessionFlags{}
+	cmd := &cobra.Command{
+		Use:   "session",
+		Short: "Drive a durable session by hand: user messages, tool calls, the next prompt",
+		Long: "session records a conversation's events in a SQLite store and shows the exact next model\n" +
+			"request, with skills loaded by tool calls placed where the session's placement says.\n" +
+			"Every subcommand takes --store (default $XDG_STATE_HOME/skillkit/sessions.db, else\n" +
+			"~/.local/state/skillkit/sessions.db) and --agent (default \"default\").",
+	}
+	cmd.PersistentFlags().StringVar(&f.store, "store", defaultStorePath(env), "session store file (SQLite)")
+	cmd.PersistentFlags().StringVar(&f.agent, "agent", "default", "agent name; each agent has its own loaded skills")
+	cmd.AddCommand(sessionNew(env, f), sessionUser(env, f), sessionCall(env, f), sessionPrompt(env, f),
+		sessionShow(env, f), sessionList(env, f), sessionRemove(env, f))
+	return cmd
+}
+
+func openStore(ctx context.Context, f *sessionFlags) (*sqlitestore.Store, error) {
+	if err := os.MkdirAll(filepath.Dir(f.store), 0o700); err != nil {
+		return nil, fmt.Errorf("--store %s: %w", f.store, err)
+	}
+	return sqlitestore.Open(ctx, f.store, nil)
+}
+
+// openConversation opens the session's store, registry and tools.
+func openConversation(ctx context.Context, env *Env, f *sessionFlags, id string) (*conversation.Conversation, func(), error) {
+	st, err := openStore(ctx, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := st.Get(ctx, id)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	cfg, err := conversation.ConfigFromMeta(s.Meta)
+	if err != nil {
+		st.Close()
+		return nil, nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	reg, err := registryFor(ctx, env, cfg.Roots)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	c, err := conversation.Open(ctx, st, id, f.agent, reg.Snapshot())
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return c, func() { st.Close() }, nil
+}
+
+// registryFor opens the registry over a session's stored roots; roots
+// that have disappeared are reported and skipped.
+func registryFor(ctx context.Context, env *Env, roots []string) (*registry.Registry, error) {
+	var srcs []source.Source
+	for i, r := range roots {
+		src, err := source.Dir(r, r, i)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "skillkit: warning: session root skipped: %v\n", err)
+			continue
+		}
+		srcs = append(srcs, src)
+	}
+	return registry.New(ctx, srcs, nil)
+}
+
+func sessionNew(env *Env, f *sessionFlags) *cobra.Command {
+	var mode, placement, system, format string
+	var maxLoaded int
+	cmd := &cobra.Command{
+		Use:   "new [--mode once|turn|session] [--placement tool-result|system] [--max-loaded N] [ROOT...]",
+		Short: "Create a session over the given skill roots and print its ID",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cfg := conversation.Config{Mode: session.Mode(mode), Placement: assembly.Placement(placement), MaxLoaded: maxLoaded, System: system, CatalogFormat: format}
+			if _, err := session.ParseMode(mode); err != nil {
+				return fmt.Errorf("--mode: %w", err)
+			}
+			if _, err := assembly.ParsePlacement(placement); err != nil {
+				return fmt.Errorf("--placement: %w", err)
+			}
+			if maxLoaded < 0 {
+				return fmt.Errorf("--max-loaded is %d; use 0 for no cap or a positive count", maxLoaded)
+			}
+			roots, err := resolveRoots(env, args)
+			if err != nil {
+				return err
+			}
+			cfg.Roots = roots
+			if cfg, err = cfg.Normalize(); err != nil {
+				return err
+			}
+			st, err := openStore(ctx, f)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			s, err := st.Create(ctx, "", cfg.Meta())
+			if err != nil {
+				return err
+			}
+			reg, err := registryFor(ctx, env, cfg.Roots)
+			if err != nil {
+				return err
+			}
+			printDiagnostics(env.Stderr, reg.Snapshot().Diagnostics())
+			c, err := conversation.Open(ctx, st, s.ID, f.agent, reg.Snapshot())
+			if err != nil {
+				return err
+			}
+			if _, err := c.PublishCatalog(ctx); err != nil {
+				return err
+			}
+			fmt.Fprintln(env.Stdout, s.ID)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&mode, "mode", string(session.DefaultMode), "load lifetime: once, turn or session")
+	cmd.Flags().StringVar(&placement, "placement", string(assembly.DefaultPlacement), "where loaded content goes: tool-result or system")
+	cmd.Flags().IntVar(&maxLoaded, "max-loaded", 0, "cap on loaded skills per agent, least recently used evicted (0: no cap)")
+	cmd.Flags().StringVar(&system, "system", "", "system prompt")
+	cmd.Flags().StringVar(&format, "catalog-format", assembly.FormatReminder, "catalog format: reminder or list")
+	return cmd
+}
+
+// resolveRoots makes the session's roots absolute, or resolves the default
+// roots now so the session keeps using the same folders.
+func resolveRoots(env *Env, args []string) ([]string, error) {
+	if len(args) > 0 {
+		out := make([]string, len(args))
+		for i, a := range args {
+			src, err := source.Dir(a, a, i)
+			if err != nil {
+				return nil, fmt.Errorf("argument ROOT: %w", err)
+			}
+			out[i] = src.Path
+		}
+		return out, nil
+	}
+	cwd := env.Cwd
+	if cwd == "" {
+		var err error
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	srcs, err := source.DefaultRoots(cwd, env.Getenv, env.Getenv("HOME"))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(srcs))
+	for i, s := range srcs {
+		out[i] = s.Path
+	}
+	return out, nil
+}
+
+func sessionUser(env *Env, f *sessionFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "user ID TEXT",
+		Short: "Record a user message (starts a turn)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, done, err := openConversation(cmd.Context(), env, f, args[0])
+			if err != nil {
+				return err
+			}
+			defer done()
+			_, err = c.User(cmd.Context(), args[1])
+			return err
+		},
+	}
+}
+
+func sessionCall(env *Env, f *sessionFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "call ID TOOL [JSON]",
+		Short: "Record a tool call and its result; print the result text (exit 1 on a tool error)",
+		Args:  cobra.RangeArgs(2, 3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, done, err := openConversation(cmd.Context(), env, f, args[0])
+			if err != nil {
+				return err
+			}
+			defer done()
+			var raw json.RawMessage
+			if len(args) == 3 {
+				raw = json.RawMessage(args[2])
+				if !json.Valid(raw) {
+					return fmt.Errorf("argument JSON is not valid JSON: %s", args[2])
+				}
+			}
+			res, err := c.Call(cmd.Context(), args[1], raw)
+			if err != nil {
+				if errors.Is(err, conversation.ErrUnknownTool) {
+					return fmt.Errorf("argument TOOL: %w", err)
+				}
+				return err
+			}
+			writeText(env.Stdout, res.Text)
+			if res.IsError {
+				return exitError{1}
+			}
+			return nil
+		},
+	}
+}
+
+func sessionPrompt(env *Env, f *sessionFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "prompt ID [--json]",
+		Short: "Print the exact next model request (never changes the session)",
+		Long: "prompt prints the next request: messages and tools. --json prints\n" +
+			"{\"messages\": [...], \"tools\": [...]} in the OpenAI Chat Completions shape.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, done, err := openConversation(cmd.Context(), env, f, args[0])
+			if err != nil {
+				return err
+			}
+			defer done()
+			req, err := c.Request(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				return enc.Encode(req)
+			}
+			_, err = fmt.Fprint(env.Stdout, req.Text())
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON in the Chat Completions shape")
+	return cmd
+}
+
+func sessionShow(env *Env, f *sessionFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID [--json]",
+		Short: "Print a session's configuration, events and state",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			s, err := st.Get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				return enc.Encode(s)
+			}
+			cfg, _ := conversation.ConfigFromMeta(s.Meta)
+			fmt.Fprintf(env.Stdout, "session %s (created %s)\nmode %s, placement %s, max loaded %d, roots %s\n\n",
+				s.ID, s.Created.Format("2006-01-02 15:04:05"), cfg.Mode, cfg.Placement, cfg.MaxLoaded, strings.Join(cfg.Roots, ", "))
+			for _, ev := range s.Events {
+				line := ev.Text
+				if len(ev.ToolCalls) > 0 {
+					var calls []string
+					for _, c := range ev.ToolCalls {
+						calls = append(calls, c.Name+" "+c.Arguments)
+					}
+					line = strings.TrimSpace(line + " → " + strings.Join(calls, "; "))
+				}
+				if i := strings.IndexByte(line, '\n'); i >= 0 {
+					line = line[:i] + " …"
+				}
+				agent := ev.Agent
+				if agent == "" {
+					agent = "-"
+				}
+				fmt.Fprintf(env.Stdout, "%4d  turn %d  %-9s %-10s %s\n", ev.Seq, ev.Turn, ev.Kind, agent, line)
+			}
+			if len(s.State) > 0 {
+				fmt.Fprintln(env.Stdout, "\nstate:")
+				tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+				for _, k := range slices.Sorted(maps.Keys(s.State)) {
+					fmt.Fprintf(tw, "  %s\t%s\n", k, s.State[k])
+				}
+				tw.Flush()
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func sessionList(env *Env, f *sessionFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "ls",
+		Short: "List the sessions in the store",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			infos, err := st.List(cmd.Context())
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tCREATED\tEVENTS")
+			for _, in := range infos {
+				fmt.Fprintf(tw, "%s\t%s\t%d\n", in.ID, in.Created.Format("2006-01-02 15:04:05"), in.LastSeq)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func sessionRemove(env *Env, f *sessionFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm ID",
+		Short: "Delete a session",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			return st.Delete(cmd.Context(), args[0])
+		},
+	}
+}
