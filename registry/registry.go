@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -91,6 +92,7 @@ func (r *Registry) Refresh(ctx context.Context) (*Snapshot, error) {
 	old := r.snap.Load()
 	var all []*entry
 	var diags []skill.Diagnostic
+	same := old != nil // nothing changed so far
 	for i, src := range r.sources {
 		var prev map[string]*source.Found
 		var prevEntries map[*source.Found]*entry
@@ -103,6 +105,7 @@ func (r *Registry) Refresh(ctx context.Context) (*Snapshot, error) {
 			return nil, err
 		}
 		diags = append(diags, res.Diagnostics...)
+		same = same && res.Reused == len(res.Skills) && len(res.Skills) == len(prev)
 		for _, f := range res.Skills {
 			if e := prevEntries[f]; e != nil {
 				all = append(all, e)
@@ -110,6 +113,12 @@ func (r *Registry) Refresh(ctx context.Context) (*Snapshot, error) {
 			}
 			all = append(all, newEntry(r, i, src, f))
 		}
+	}
+	// When every skill was reused and discovery reported the same
+	// problems, the current snapshot is still exact: keep it rather than
+	// rebuild its indexes.
+	if same && slices.Equal(diags, old.found) {
+		return old, nil
 	}
 	s := build(r, all, diags)
 	r.snap.Store(s)
@@ -119,7 +128,7 @@ func (r *Registry) Refresh(ctx context.Context) (*Snapshot, error) {
 // build ranks the entries: per name, the first in (rank, source order,
 // folder) order wins and the rest are shadowed by it.
 func build(r *Registry, all []*entry, diags []skill.Diagnostic) *Snapshot {
-	s := &Snapshot{reg: r, index: make(map[string]*entry, len(all)), diags: diags,
+	s := &Snapshot{reg: r, index: make(map[string]*entry, len(all)), found: diags, diags: slices.Clip(diags),
 		bySource: make([]map[string]*source.Found, len(r.sources)), byFound: make(map[*source.Found]*entry, len(all))}
 	for i := range s.bySource {
 		s.bySource[i] = map[string]*source.Found{}

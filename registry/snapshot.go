@@ -43,7 +43,8 @@ type Snapshot struct {
 	all      []*entry // every winner, sorted by name
 	index    map[string]*entry
 	shadowed []Shadowed
-	diags    []skill.Diagnostic
+	diags    []skill.Diagnostic // found, then the shadowing warnings
+	found    []skill.Diagnostic // what discovery reported
 
 	bySource []map[string]*source.Found
 	byFound  map[*source.Found]*entry
@@ -141,7 +142,9 @@ func (s *Snapshot) Shadowed() []Shadowed { return append([]Shadowed(nil), s.shad
 
 // Diagnostics returns what discovery reported: skipped skills (errors),
 // fixed-up ones (warnings) and shadowed ones.
-func (s *Snapshot) Diagnostics() []skill.Diagnostic { return append([]skill.Diagnostic(nil), s.diags...) }
+func (s *Snapshot) Diagnostics() []skill.Diagnostic {
+	return append([]skill.Diagnostic(nil), s.diags...)
+}
 
 // View returns the snapshot as seen by one request: skills that any filter
 // rejects are hidden from every method of the returned snapshot. With no
@@ -191,7 +194,9 @@ func (s *Snapshot) Body(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", e.found.File, err)
 	}
-	doc, _, err := skill.Parse(data, skill.ParseOptions{File: e.found.File, MaxSize: lim.MaxFileSize, DirName: path.Base(e.found.Dir)})
+	// DirName is the skill's name: a SKILL.md without a name field loaded
+	// under its folder's name (for a root skill, the source's folder).
+	doc, _, err := skill.Parse(data, skill.ParseOptions{File: e.found.File, MaxSize: lim.MaxFileSize, DirName: e.sum.Name})
 	if err != nil {
 		return "", fmt.Errorf("%w (the file changed since discovery; refresh the registry)", err)
 	}

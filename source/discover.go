@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"io"
 	"io/fs"
 	"path"
 	"runtime"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillkit/skillkit/skill"
@@ -25,6 +26,10 @@ type Found struct {
 	// Front is the parsed header. The body is not kept: it is read again
 	// on demand so that a catalog of many skills stays small.
 	Front *skill.Frontmatter
+	// Diagnostics are the warnings parsing reported for this SKILL.md;
+	// Discover reports them again whenever it reuses the Found, so a
+	// refresh does not lose them.
+	Diagnostics []skill.Diagnostic
 	// Size, ModTime and Hash identify the SKILL.md content that was
 	// parsed; Refresh compares Size and ModTime to skip unchanged files,
 	// and Hash keys caches by content.
@@ -90,84 +95,105 @@ func Discover(ctx context.Context, src Source, opts Options) (*Result, error) {
 	if seed == (maphash.Seed{}) {
 		seed = maphash.MakeSeed()
 	}
-	d := &discoverer{ctx: ctx, src: src, lim: lim, prev: opts.Previous, seed: seed}
+	rd := newHostReader(src)
+	if rd == nil {
+		rd = fsReader{src.FS}
+	}
+	defer rd.close()
+	d := &discoverer{ctx: ctx, src: src, lim: lim, prev: opts.Previous, seed: seed, rd: rd, workers: workers}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	// The root may itself be a skill folder.
-	if f, ok, err := d.try("."); errors.Is(err, errSkipSkill) {
+	var buf []byte
+	if f, ok, err := d.try(".", &buf); errors.Is(err, errSkipSkill) {
 		return d.result(), nil
 	} else if err != nil {
 		return nil, err
 	} else if ok {
-		d.collect(f)
+		d.found = append(d.found, f)
 		return d.result(), nil
 	}
-	level := []string{"."}
-	for l := 0; l < depth && len(level) > 0; l++ {
-		var subdirs []string
-		for _, dir := range level {
-			kids, err := d.subdirs(dir)
-			if err != nil {
-				if dir == "." {
-					return nil, fmt.Errorf("reading skill root %s: %w", src.DisplayPath("."), err)
-				}
+	level, err := d.subdirs(".")
+	if err != nil {
+		return nil, fmt.Errorf("reading skill root %s: %w (give a readable folder)", src.DisplayPath("."), err)
+	}
+	// Each level's folders are probed in parallel; a folder that is not a
+	// skill is listed by the same worker, and its folders form the next
+	// level. Folders at the last level are probed but not listed.
+	for l := 1; len(level) > 0; l++ {
+		found := make([]*Found, len(level))
+		kids := make([][]string, len(level))
+		d.each(len(level), func(i int, buf *[]byte) {
+			dir := level[i]
+			f, ok, err := d.try(dir, buf)
+			switch {
+			case errors.Is(err, errSkipSkill):
+				return
+			case err != nil:
 				d.diag(skill.Diagnostic{File: src.DisplayPath(dir), Severity: skill.Warning, Message: fmt.Sprintf("folder skipped: %v", err)})
-				continue
+				return
+			case ok:
+				found[i] = f
+				return
+			case l >= depth:
+				return
 			}
-			subdirs = append(subdirs, kids...)
-		}
-		// Folders of this level are probed in parallel; those that are not
-		// skills are searched at the next level.
-		next := make([][]string, len(subdirs))
-		var wg sync.WaitGroup
-		jobs := make(chan int)
-		for w := 0; w < min(workers, len(subdirs)); w++ {
-			wg.Go(func() {
-				for i := range jobs {
-					f, ok, err := d.try(subdirs[i])
-					if errors.Is(err, errSkipSkill) {
-						continue
-					}
-					if err != nil {
-						d.diag(skill.Diagnostic{File: src.DisplayPath(subdirs[i]), Severity: skill.Warning, Message: fmt.Sprintf("folder skipped: %v", err)})
-						continue
-					}
-					if ok {
-						d.collect(f)
-					} else {
-						next[i] = []string{subdirs[i]}
-					}
-				}
-			})
-		}
-		for i := range subdirs {
-			if ctx.Err() != nil {
-				break
+			sub, err := d.subdirs(dir)
+			if err != nil && !isNotDir(err) { // a symlink to a file is no folder
+				d.diag(skill.Diagnostic{File: src.DisplayPath(dir), Severity: skill.Warning, Message: fmt.Sprintf("folder skipped: %v", err)})
 			}
-			jobs <- i
-		}
-		close(jobs)
-		wg.Wait()
+			kids[i] = sub
+		})
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		level = level[:0]
-		for _, n := range next {
-			level = append(level, n...)
+		for _, f := range found {
+			if f != nil {
+				d.found = append(d.found, f)
+			}
+		}
+		level = nil
+		for _, k := range kids {
+			level = append(level, k...)
 		}
 	}
 	return d.result(), nil
 }
 
 type discoverer struct {
-	ctx  context.Context
-	src  Source
-	lim  skill.Limits
-	prev map[string]*Found
-	seed maphash.Seed
+	ctx     context.Context
+	src     Source
+	lim     skill.Limits
+	prev    map[string]*Found
+	seed    maphash.Seed
+	rd      reader
+	workers int
 
-	mu     sync.Mutex
-	found  []*Found
+	found  []*Found // appended only between parallel phases
+	reused atomic.Int64
+	mu     sync.Mutex // guards diags
 	diags  []skill.Diagnostic
-	reused int
+}
+
+// each calls fn for 0..n-1 on up to d.workers goroutines, each with its
+// own scratch buffer, and stops handing out work when ctx is done.
+func (d *discoverer) each(n int, fn func(i int, buf *[]byte)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(d.workers, n) {
+		wg.Go(func() {
+			var buf []byte
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || d.ctx.Err() != nil {
+					return
+				}
+				fn(i, &buf)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func (d *discoverer) diag(x skill.Diagnostic) {
@@ -176,21 +202,20 @@ func (d *discoverer) diag(x skill.Diagnostic) {
 	d.mu.Unlock()
 }
 
-func (d *discoverer) collect(f *Found) {
-	d.mu.Lock()
-	d.found = append(d.found, f)
-	d.mu.Unlock()
-}
-
 func (d *discoverer) result() *Result {
-	sort.Slice(d.found, func(i, j int) bool { return d.found[i].Dir < d.found[j].Dir })
-	sort.SliceStable(d.diags, func(i, j int) bool { return d.diags[i].File < d.diags[j].File })
-	return &Result{Skills: d.found, Diagnostics: d.diags, Reused: d.reused}
+	slices.SortFunc(d.found, func(a, b *Found) int { return strings.Compare(a.Dir, b.Dir) })
+	slices.SortStableFunc(d.diags, func(a, b skill.Diagnostic) int {
+		if c := strings.Compare(a.File, b.File); c != 0 {
+			return c
+		}
+		return a.Line - b.Line
+	})
+	return &Result{Skills: d.found, Diagnostics: d.diags, Reused: int(d.reused.Load())}
 }
 
 // subdirs lists the folders of dir that discovery may enter.
 func (d *discoverer) subdirs(dir string) ([]string, error) {
-	entries, err := fs.ReadDir(d.src.FS, dir)
+	entries, err := d.rd.readDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -209,46 +234,37 @@ func (d *discoverer) subdirs(dir string) ([]string, error) {
 }
 
 // try reads dir/SKILL.md. ok is false when dir holds no SKILL.md (or is
-// not a folder); a SKILL.md that cannot be used is reported and counts as
-// found, so its folder is not searched for other skills.
-func (d *discoverer) try(dir string) (*Found, bool, error) {
-	name := path.Join(dir, skill.FileName)
-	display := d.src.DisplayPath(name)
+// not a folder). A SKILL.md that cannot be used is reported as an error
+// diagnostic and try returns errSkipSkill: it still marks a skill folder,
+// so the folder is not searched for other skills.
+func (d *discoverer) try(dir string, buf *[]byte) (*Found, bool, error) {
+	name := skillFile(dir)
 	if prev := d.prev[dir]; prev != nil {
-		if info, err := fs.Stat(d.src.FS, name); err == nil && info.Size() == prev.Size && info.ModTime().Equal(prev.ModTime) && !info.ModTime().IsZero() {
-			d.mu.Lock()
-			d.reused++
-			d.mu.Unlock()
+		if st, err := d.rd.stat(name); err == nil && st.size == prev.Size && st.mod.Equal(prev.ModTime) && !st.mod.IsZero() {
+			d.reused.Add(1)
+			for _, x := range prev.Diagnostics {
+				d.diag(x)
+			}
 			return prev, true, nil
 		}
 	}
-	f, err := d.src.FS.Open(name)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
-			return nil, false, nil
-		}
-		return nil, false, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, false, err
-	}
-	if info.IsDir() {
+	display := d.src.DisplayPath(name)
+	data, st, err := d.rd.read(name, d.lim.MaxFileSize, buf)
+	var big errTooLarge
+	switch {
+	case errors.Is(err, errNoFile):
 		return nil, false, nil
-	}
-	if info.Size() > d.lim.MaxFileSize {
+	case errors.As(err, &big):
 		d.diag(skill.Diagnostic{File: display, Severity: skill.Error, Message: fmt.Sprintf(
-			"SKILL.md is %d bytes, over the %d-byte limit; skill skipped (move long material into reference files or raise the limit)", info.Size(), d.lim.MaxFileSize)})
+			"SKILL.md is %d bytes, over the %d-byte limit; skill skipped (move long material into reference files or raise the limit)", big.size, d.lim.MaxFileSize)})
+		return nil, false, errSkipSkill
+	case err != nil:
+		d.diag(skill.Diagnostic{File: display, Severity: skill.Error, Message: fmt.Sprintf(
+			"cannot read SKILL.md: %v; skill skipped (fix the file's permissions or type)", unwrapPath(err))})
 		return nil, false, errSkipSkill
 	}
-	data := make([]byte, info.Size()+1)
-	n, err := io.ReadFull(f, data)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, false, fmt.Errorf("reading %s: %w", display, err)
-	}
-	data = data[:n]
-	doc, diags, err := skill.Parse(data, skill.ParseOptions{File: display, DirName: dirName(d.src, dir), MaxSize: d.lim.MaxFileSize})
+	hash := maphash.Bytes(d.seed, data)
+	doc, diags, err := skill.Parse(headerOnly(data), skill.ParseOptions{File: display, DirName: dirName(d.src, dir), MaxSize: d.lim.MaxFileSize})
 	for _, x := range diags {
 		d.diag(x)
 	}
@@ -261,9 +277,27 @@ func (d *discoverer) try(dir string) (*Found, bool, error) {
 		return nil, false, err
 	}
 	return &Found{
-		Dir: dir, File: display, Front: &doc.Frontmatter,
-		Size: info.Size(), ModTime: info.ModTime(), Hash: maphash.Bytes(d.seed, data),
+		Dir: dir, File: display, Front: &doc.Frontmatter, Diagnostics: diags,
+		Size: st.size, ModTime: st.mod, Hash: hash,
 	}, true, nil
+}
+
+// unwrapPath drops the path of a *fs.PathError: diagnostics name the file
+// already.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
+}
+
+// skillFile returns the path of dir's SKILL.md (dir is clean).
+func skillFile(dir string) string {
+	if dir == "." {
+		return skill.FileName
+	}
+	return dir + "/" + skill.FileName
 }
 
 // errSkipSkill marks a SKILL.md that was reported and skipped; its folder

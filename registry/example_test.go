@@ -1,0 +1,51 @@
+package registry_test
+
+import (
+	"context"
+	"fmt"
+	"testing/fstest"
+
+	"github.com/skillkit/skillkit/registry"
+	"github.com/skillkit/skillkit/skill"
+	"github.com/skillkit/skillkit/source"
+)
+
+// A registry merges sources by rank: the project's pdf skill shadows the
+// bundled one, and a per-request filter hides a skill from every view.
+func Example() {
+	skillFile := func(name, desc string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte("---\nname: " + name + "\ndescription: " + desc + "\n---\nInstructions for " + name + ".\n")}
+	}
+	project := source.FS(fstest.MapFS{"pdf/SKILL.md": skillFile("pdf", "Project PDF rules.")}, "project", 0)
+	bundled := source.FS(fstest.MapFS{
+		"pdf/SKILL.md":    skillFile("pdf", "Generic PDF tools."),
+		"deploy/SKILL.md": skillFile("deploy", "Deploy to production."),
+	}, "bundled", 1)
+
+	ctx := context.Background()
+	reg, err := registry.New(ctx, []source.Source{bundled, project}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	snap := reg.Snapshot()
+	for _, s := range snap.Summaries() {
+		fmt.Printf("%s (%s): %s\n", s.Name, s.Source, s.Description)
+	}
+	for _, sh := range snap.Shadowed() {
+		fmt.Printf("shadowed: %s from %s by %s\n", sh.Skill.Name, sh.Skill.Source, sh.By.Source)
+	}
+	body, _ := snap.Body(ctx, "pdf")
+	fmt.Println(body)
+
+	noDeploy := func(_ context.Context, s skill.Summary) bool { return s.Name != "deploy" }
+	view := snap.View(ctx, noDeploy)
+	_, err = view.Body(ctx, "deploy")
+	fmt.Println(view.Len(), err)
+	// Output:
+	// deploy (bundled): Deploy to production.
+	// pdf (project): Project PDF rules.
+	// shadowed: pdf from bundled by project
+	// Instructions for pdf.
+	// 1 skill "deploy": not found
+}
