@@ -139,16 +139,16 @@ func (a *assembler) build() *Request {
 	}
 	events := a.in.Session.Events
 	fallback := a.fallbacks() // event index (-1: at the start) → skills
-	if names := fallback[-1]; len(names) > 0 {
-		req.Messages = append(req.Messages, a.fallbackMessage(names))
+	if items := fallback[-1]; len(items) > 0 {
+		req.Messages = append(req.Messages, a.fallbackMessage(items))
 	}
 	for i := a.in.From; i < len(events); i++ {
 		ev := events[i]
 		if a.mine(ev) {
 			req.Messages = append(req.Messages, a.message(i, ev))
 		}
-		if names := fallback[i]; len(names) > 0 {
-			req.Messages = append(req.Messages, a.fallbackMessage(names))
+		if items := fallback[i]; len(items) > 0 {
+			req.Messages = append(req.Messages, a.fallbackMessage(items))
 		}
 	}
 	for _, t := range a.in.Tools {
@@ -244,7 +244,9 @@ func (a *assembler) expansion(i int, ev session.Event) string {
 		if !a.live(i, ev, e.Skill) {
 			continue
 		}
-		if e.Kind == tools.EffectLoad {
+		// skill_select_docs on a skill that was not loaded loads it: its
+		// result then carries the instructions too.
+		if e.Kind == tools.EffectLoad || a.loads(ev, e.Skill) {
 			blocks = append(blocks, a.bodyBlock(e.Skill))
 		}
 		switch e.DocsMode {
@@ -293,8 +295,13 @@ func (a *assembler) allDocs(name string) []string {
 
 // skillContent renders a loaded skill with its current document selection.
 func (a *assembler) skillContent(name string) string {
-	blocks := []string{a.bodyBlock(name)}
 	docs, all := a.state.Docs(name)
+	return a.content(name, docs, all)
+}
+
+// content renders a skill's instructions and the selected documents.
+func (a *assembler) content(name string, docs []string, all bool) string {
+	blocks := []string{a.bodyBlock(name)}
 	if all {
 		docs = a.allDocs(name)
 	}
@@ -316,76 +323,167 @@ func (a *assembler) systemContent() string {
 	return strings.Join(blocks, "\n\n")
 }
 
+// fallbackItem is one skill of a fallback message with the document
+// selection it had where the message is placed.
+type fallbackItem struct {
+	name string
+	docs []string
+	all  bool
+}
+
 // fallbacks decides which loaded skills need the dedicated message and
-// where it goes: after the event that recorded the load, or at the start
-// (key -1) when that event is not in the request.
-func (a *assembler) fallbacks() map[int][]string {
-	out := map[int][]string{}
+// where it goes (key -1: at the start).
+//
+// After an event of the history sent that loaded a skill without carrying
+// its content (a declared load, a migrated legacy key), the message shows
+// the skill as selected at that event, while that event is live under the
+// lifetime. Each such message depends only on the events up to it and on
+// facts fixed for the turn, so within a turn it never changes or
+// disappears and the prefix holds. A skill still loaded whose content
+// appears nowhere in the history sent (its load was cut) goes at the
+// start, as selected just before the first event sent, unless a session
+// summary replaced that history (see Options.FallbackOnSummary).
+func (a *assembler) fallbacks() map[int][]fallbackItem {
+	out := map[int][]fallbackItem{}
 	if a.o.Placement != PlacementToolResult {
 		return out
 	}
 	events := a.in.Session.Events
-	for _, name := range a.state.Skills() {
-		if a.hasLiveResult(name) {
-			continue
-		}
-		key := session.LoadedKey(a.in.Agent, name)
-		at := -1
-		for i := len(events) - 1; i >= 0; i-- {
-			if v, ok := events[i].StateDelta[key]; ok && v != nil {
-				at = i
-				break
+	agent := a.in.Agent
+	// docs replays the agent's document selections event by event.
+	docs := map[string]string{}
+	lastIntro := map[string]int{} // skill → latest event that loaded it
+	covered := map[string]bool{}  // content shown in the history sent
+	type intro struct {
+		at   int
+		item fallbackItem
+	}
+	var intros []intro
+	startDocs := map[string]fallbackItem{}
+	loaded := a.state.Skills()
+	for i, ev := range events {
+		if i == a.in.From {
+			for _, n := range loaded {
+				startDocs[n] = a.selection(docs, n)
 			}
 		}
-		if at < a.in.From {
-			// The load was cut from the history sent.
-			if a.in.Summary != "" && !a.o.FallbackOnSummary && (at < 0 || events[at].Turn != a.turn) {
+		for k, v := range ev.StateDelta {
+			if strings.HasPrefix(k, session.SkillStatePrefix) {
+				if v == nil {
+					delete(docs, k)
+				} else {
+					docs[k] = *v
+				}
+			}
+		}
+		for _, n := range a.introduced(ev) {
+			lastIntro[n] = i
+			if i < a.in.From {
 				continue
 			}
-			at = -1
+			if a.carries(ev, n) {
+				if a.live(i, ev, n) {
+					covered[n] = true
+				}
+				continue
+			}
+			intros = append(intros, intro{i, a.selection(docs, n)})
 		}
-		out[at] = append(out[at], name)
+		if i >= a.in.From && ev.Kind == session.KindTool && ev.Agent == agent && !ev.IsError {
+			if c, ok := a.calls[ev.ToolCallID]; ok && c.Name == tools.SkillName {
+				var args tools.SkillArgs
+				if json.Unmarshal([]byte(c.Arguments), &args) == nil {
+					covered[args.Name] = true // the skill tool's result is the body itself
+				}
+			}
+		}
+	}
+	if a.in.From == len(events) {
+		for _, n := range loaded {
+			startDocs[n] = a.selection(docs, n)
+		}
+	}
+	for _, in := range intros {
+		ev := events[in.at]
+		n := in.item.name
+		var live bool
+		if a.o.Mode == session.ModeTurn {
+			live = ev.Turn == a.turn
+		} else {
+			live = lastIntro[n] == in.at && a.live(in.at, ev, n)
+		}
+		if live {
+			out[in.at] = append(out[in.at], in.item)
+			covered[n] = true
+		}
+	}
+	for _, n := range loaded {
+		if covered[n] {
+			continue
+		}
+		at, ok := lastIntro[n]
+		if a.in.Summary != "" && !a.o.FallbackOnSummary && (!ok || events[at].Turn != a.turn) {
+			continue
+		}
+		out[-1] = append(out[-1], startDocs[n])
 	}
 	for k := range out {
-		slices.Sort(out[k])
+		slices.SortFunc(out[k], func(x, y fallbackItem) int { return strings.Compare(x.name, y.name) })
 	}
 	return out
 }
 
-// hasLiveResult reports whether a tool result in the history sent already
-// carries the skill's content.
-func (a *assembler) hasLiveResult(name string) bool {
-	events := a.in.Session.Events
-	for i := a.in.From; i < len(events); i++ {
-		ev := events[i]
-		if ev.Kind != session.KindTool || ev.IsError || ev.Agent != a.in.Agent {
-			continue
+// introduced returns the skills an event marks loaded for the agent.
+func (a *assembler) introduced(ev session.Event) []string {
+	var out []string
+	prefix := session.LoadedPrefix(a.in.Agent)
+	for k, v := range ev.StateDelta {
+		if name, ok := strings.CutPrefix(k, prefix); ok && v != nil && *v != "" && !strings.Contains(name, "/") {
+			out = append(out, name)
 		}
-		c, ok := a.calls[ev.ToolCallID]
-		if !ok {
-			continue
-		}
-		if c.Name == tools.SkillName {
-			var args tools.SkillArgs
-			if json.Unmarshal([]byte(c.Arguments), &args) == nil && args.Name == name {
-				return true // the skill tool's result is the body itself
-			}
-			continue
-		}
-		for _, e := range callEffects(c) {
-			if e.Skill == name && e.Kind == tools.EffectLoad && a.live(i, ev, name) {
-				return true
-			}
+	}
+	return out
+}
+
+// loads reports whether an event marks the skill loaded for the agent.
+func (a *assembler) loads(ev session.Event, name string) bool {
+	v, ok := ev.StateDelta[session.LoadedKey(a.in.Agent, name)]
+	return ok && v != nil && *v != ""
+}
+
+// carries reports whether the event is a tool result of the agent that
+// shows the skill's instructions (subject to liveness).
+func (a *assembler) carries(ev session.Event, name string) bool {
+	if ev.Kind != session.KindTool || ev.IsError || ev.Agent != a.in.Agent {
+		return false
+	}
+	c, ok := a.calls[ev.ToolCallID]
+	if !ok {
+		return false
+	}
+	if c.Name == tools.SkillName {
+		var args tools.SkillArgs
+		return json.Unmarshal([]byte(c.Arguments), &args) == nil && args.Name == name
+	}
+	for _, e := range callEffects(c) {
+		if e.Skill == name && (e.Kind == tools.EffectLoad || a.loads(ev, name)) {
+			return true
 		}
 	}
 	return false
 }
 
-func (a *assembler) fallbackMessage(names []string) Message {
-	blocks := make([]string, 0, len(names)+1)
+// selection is the skill's document selection in a replayed state.
+func (a *assembler) selection(state map[string]string, name string) fallbackItem {
+	docs, all := session.NewAgentState(state, a.in.Agent).Docs(name)
+	return fallbackItem{name: name, docs: docs, all: all}
+}
+
+func (a *assembler) fallbackMessage(items []fallbackItem) Message {
+	blocks := make([]string, 0, len(items)+1)
 	blocks = append(blocks, FallbackHeader)
-	for _, n := range names {
-		blocks = append(blocks, a.skillContent(n))
+	for _, it := range items {
+		blocks = append(blocks, a.content(it.name, it.docs, it.all))
 	}
 	return Message{Role: "system", Content: strings.Join(blocks, "\n\n")}
 }

@@ -13,11 +13,21 @@
 //   - system: the content of every loaded skill is appended to the system
 //     message, sorted by name. Any load changes the very first message.
 //
-// When a loaded skill has no tool result in the history sent (declared
-// loads, truncated history), a dedicated "Loaded skill context:" system
-// message carries it at the place the load was recorded — unless a session
-// summary replaced that history (then it is skipped, as upstream does,
-// except when the load happened in the current turn).
+// A skill_select_docs call that loads a skill not loaded before also
+// carries its instructions. When a loaded skill has no tool result in the
+// history sent, a dedicated "Loaded skill context:" system message
+// carries it: right after the event that recorded the load (a declared
+// load), showing the documents selected at that point, or at the start
+// when that event was cut (Input.From) — unless a session summary
+// replaced that history (then it is skipped, as upstream does, except
+// when the load happened in the current turn).
+//
+// Lifetimes at turn boundaries: with turn (the default) a user message
+// unloads everything, so a new turn's requests show nothing from earlier
+// turns and skills are loaded again as needed; session keeps each result
+// live while its skill stays loaded (an eviction rewrites the evicted
+// skill's earlier results); once shows content until the model's next
+// step, so every step rewrites the previous result.
 package assembly
 
 import (
@@ -54,7 +64,7 @@ func ParsePlacement(s string) (Placement, error) {
 
 // Request is one model request in the OpenAI Chat Completions shape.
 type Request struct {
-	Messages []Message `json:"messages"`
+	Messages []Message  `json:"messages"`
 	Tools    []ToolSpec `json:"tools"`
 }
 

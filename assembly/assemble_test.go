@@ -1,0 +1,250 @@
+package assembly_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/skillkit/skillkit/assembly"
+	"github.com/skillkit/skillkit/conversation"
+	"github.com/skillkit/skillkit/registry"
+	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/session/sqlitestore"
+	"github.com/skillkit/skillkit/skill"
+)
+
+// TestEpisodeGolden replays one scripted episode for every placement ×
+// lifetime on a SQLite store and compares each request with a golden file.
+func TestEpisodeGolden(t *testing.T) {
+	snap := newSnapshot(t, skillFiles)
+	store, err := sqlitestore.Open(t.Context(), t.TempDir()+"/sessions.db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	for _, p := range []assembly.Placement{assembly.PlacementToolResult, assembly.PlacementSystem} {
+		for _, m := range []session.Mode{session.ModeOnce, session.ModeTurn, session.ModeSession} {
+			t.Run(string(p)+"/"+string(m), func(t *testing.T) {
+				c := newConv(t, store, conversation.Config{Placement: p, Mode: m, System: "You are a careful assistant."}, "main", snap)
+				type step struct {
+					After    string             `json:"after"`
+					Messages []assembly.Message `json:"messages"`
+				}
+				var steps []step
+				var last *assembly.Request
+				record := func(after string) {
+					last = request(t, c)
+					steps = append(steps, step{after, last.Messages})
+				}
+				user(t, c, "Summarise the report.")
+				record("user")
+				call(t, c, "skill_load", `{"skill":"alpha","docs":["references/a.md"]}`)
+				record("skill_load alpha with a doc")
+				call(t, c, "skill_select_docs", `{"skill":"alpha","docs":["references/b.md"],"mode":"add"}`)
+				record("skill_select_docs add")
+				user(t, c, "Now the second part.")
+				record("second turn")
+				call(t, c, "skill_load", `{"skill":"beta"}`)
+				record("skill_load beta")
+				b, err := json.MarshalIndent(steps, "", "  ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden(t, fmt.Sprintf("episode_%s_%s.json", p, m), append(b, '\n'))
+				tb, err := json.MarshalIndent(last.Tools, "", "  ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden(t, "tools.json", append(tb, '\n'))
+			})
+		}
+	}
+}
+
+// scenario builds a session with conversations and assembles one request
+// with the given From / Summary / options.
+type scenario struct {
+	name  string
+	cfg   conversation.Config
+	build func(t *testing.T, c *conversation.Conversation) *conversation.Conversation // returns the conversation to assemble for
+	from  func(s *session.Session) int
+	sum   string
+	opts  *assembly.Options
+	snap  func(t *testing.T, s *registry.Snapshot) *registry.Snapshot
+	// want and wantNot are substrings of the Text() rendering.
+	want, wantNot []string
+}
+
+func declare(t *testing.T, c *conversation.Conversation, reqs ...session.LoadRequest) {
+	t.Helper()
+	if _, err := c.Declare(t.Context(), reqs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fromLastUser cuts everything before the newest user message.
+func fromLastUser(s *session.Session) int {
+	for i := len(s.Events) - 1; i >= 0; i-- {
+		if s.Events[i].Kind == session.KindUser {
+			return i
+		}
+	}
+	return 0
+}
+
+func TestFallbackGolden(t *testing.T) {
+	base := newSnapshot(t, skillFiles)
+	sess := conversation.Config{Mode: session.ModeSession}
+	tests := []scenario{
+		{name: "declared_load", cfg: conversation.Config{},
+			build: func(t *testing.T, c *conversation.Conversation) *conversation.Conversation {
+				user(t, c, "go")
+				declare(t, c, session.LoadRequest{Name: "alpha", Docs: []string{"references/a.md"}})
+				call(t, c, "skill_select_docs", `{"skill":"alpha","docs":["notes.txt"],"mode":"add"}`)
+				return c
+			},
+			want: []string{"Loaded skill context:\n\n[Loaded] alpha", "[Doc] references/a.md", "[Doc] notes.txt"}},
+		{name: "cut_load_at_start", cfg: sess,
+			build: func(t *testing.T, c *conversation.Conversation) *conversation.Conversation {
+				user(t, c, "first")
+				call(t, c, "skill_load", `{"skill":"beta","include_all_docs":true}`)
+				user(t, c, "second")
+				return c
+			},
+			from: fromLastUser,
+			want: []string{"── system ──\nLoaded skill context:\n\n[Loaded] beta", "[Doc] guide.md"}},
+		{name: "summary_skips_earlier_turn", cfg: sess,
+			build: func(t *testing.T, c *conversation.Conversation) *conversation.Conversation {
+				user(t, c, "first")
+				call(t, c, "skill_load", `{"skill":"beta"}`)
+				user(t, c, "second")
+				return c
+			},
+			from: fromLastUser, sum: "The user asked about beta.",
+			want: []string{"Session summary:\nThe user asked about beta."}, wantNot: []string{"Loaded skill context:"}},
+		{name: "summary_current_turn_exception", cfg: sess,
+			build: func(t *testing.T, c *conversation.Conversation) *conversation.Conversation {
+				user(t, c, "only turn")
+				call(t, c, "skill_load", `{"skill":"beta"}`)
+				call(t, c, "skill_list_docs", `{"skill":"beta"}`)
+				return c
+			},
+			from: func(s *session.Session) int { return len(s.Events) - 2 }, sum: "Same-turn compaction.",
+			want: []string{"Session summary:\nSame-turn compaction.", "Loaded skill context:\n\n[Loaded] beta"}},
+		{name: "fallback_on_summary", cfg: sess,
+			build: func(t *testing.T, c *conversation.Conversation) *conversation.Conversation {
+				user(t, c, "first")
+				call(t, c, "skill_load", `{"skill":"beta"}`)
+				user(t, c, "second")
+				return c
+			},
+			from: fromLastUser, sum: "Earlier.", opts: &assembly.Options{Mode: session.ModeSession, FallbackOnSummary: true},
+			want: []string{"Session summary:\nEarlier.", "Loaded skill context:\n\n[Loaded] beta"}},
+		{name: "skill_removed_after_loading", cfg: sess,
+			build: func(t *testing.T, c *conversation.Conversation) *conversation.Conversation {
+				user(t, c, "go")
+				call(t, c, "skill_load", `{"skill":"gamma"}`)
+				return c
+			},
+			snap: func(t *testing.T, s *registry.Snapshot) *registry.Snapshot {
+				return s.View(t.Context(), func(_ context.Context, sum skill.Summary) bool { return sum.Name != "gamma" })
+			},
+			want: []string{"[Loaded] gamma\n\n(This skill is no longer available: "}},
+		{name: "sub_agent_isolation", cfg: conversation.Config{},
+			build: func(t *testing.T, a *conversation.Conversation) *conversation.Conversation {
+				user(t, a, "go")
+				call(t, a, "skill_load", `{"skill":"alpha"}`)
+				b := reopen(t, a, "helper")
+				call(t, b, "skill_load", `{"skill":"beta","docs":["guide.md"]}`)
+				declare(t, b, session.LoadRequest{Name: "gamma"})
+				call(t, a, "skill_list_docs", `{"skill":"alpha"}`)
+				return a
+			},
+			want: []string{"[Loaded] alpha"}, wantNot: []string{"beta\n", "gamma\n", "Loaded skill context:"}},
+		{name: "sub_agent_view", cfg: conversation.Config{},
+			build: func(t *testing.T, a *conversation.Conversation) *conversation.Conversation {
+				user(t, a, "go")
+				call(t, a, "skill_load", `{"skill":"alpha"}`)
+				b := reopen(t, a, "helper")
+				declare(t, b, session.LoadRequest{Name: "gamma"})
+				return b
+			},
+			want: []string{"Loaded skill context:\n\n[Loaded] gamma", "── user ──\ngo"}, wantNot: []string{"[Loaded] alpha", "→ skill_load"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newConv(t, session.NewMemoryStore(nil), tt.cfg, "main", base)
+			target := tt.build(t, c)
+			s := getSession(t, target)
+			in := assembly.Input{System: "Be brief.", Session: s, Agent: target.Agent, Skills: base, Tools: target.Tools, Summary: tt.sum}
+			if tt.from != nil {
+				in.From = tt.from(s)
+			}
+			if tt.snap != nil {
+				in.Skills = tt.snap(t, base)
+			}
+			opts := tt.opts
+			if opts == nil {
+				opts = &assembly.Options{Mode: target.Config.Mode}
+			}
+			req, err := assembly.Assemble(t.Context(), in, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := req.Text()
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("request lacks %q:\n%s", w, text)
+				}
+			}
+			for _, w := range tt.wantNot {
+				if strings.Contains(text, w) {
+					t.Errorf("request contains %q:\n%s", w, text)
+				}
+			}
+			golden(t, "fallback_"+tt.name+".json", append(messagesJSON(t, req), '\n'))
+		})
+	}
+}
+
+func TestAssembleErrors(t *testing.T) {
+	s := &session.Session{Events: []session.Event{{Kind: session.KindUser, Text: "x", Turn: 1}}, State: map[string]string{}}
+	tests := []struct {
+		name string
+		in   assembly.Input
+		opts *assembly.Options
+		want string
+	}{
+		{"nil session", assembly.Input{}, nil, "Input.Session is nil"},
+		{"from negative", assembly.Input{Session: s, From: -1}, nil, "Input.From is -1; it must be between 0 and the 1 events"},
+		{"from past end", assembly.Input{Session: s, From: 2}, nil, "Input.From is 2"},
+		{"placement", assembly.Input{Session: s}, &assembly.Options{Placement: "top"}, `placement "top" is not one of tool-result, system`},
+		{"mode", assembly.Input{Session: s}, &assembly.Options{Mode: "forever"}, `load mode "forever" is not one of once, turn, session`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := assembly.Assemble(t.Context(), tt.in, tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+	// From at the end sends no event but is valid.
+	if _, err := assembly.Assemble(t.Context(), assembly.Input{Session: s, From: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRequestText(t *testing.T) {
+	snap := newSnapshot(t, skillFiles)
+	c := newConv(t, session.NewMemoryStore(nil), conversation.Config{System: "System prompt.", Tools: []string{"skill", "skill_load"}}, "main", snap)
+	user(t, c, "hello")
+	call(t, c, "skill_load", `{"skill":"gamma"}`)
+	golden(t, "request_text.txt", []byte(request(t, c).Text()))
+	empty := (&assembly.Request{}).Text()
+	if empty != "\n── tools ──\n[]\n" {
+		t.Errorf("empty request text = %q", empty)
+	}
+}
