@@ -58,6 +58,9 @@ func NewAgentState(state map[string]string, agent string) AgentState {
 
 // Loaded reports whether the skill is loaded for the agent.
 func (a AgentState) Loaded(name string) bool {
+	if !validKeyName(name) {
+		return false
+	}
 	return a.state[LoadedKey(a.agent, name)] != "" || a.state[LegacyLoadedKey(name)] != ""
 }
 
@@ -78,30 +81,40 @@ func (a AgentState) Docs(name string) (docs []string, all bool) {
 	return docs, all
 }
 
-// Skills returns the loaded skills, least recently used first: the
-// recorded use order, then any loaded skill missing from it in byte order.
+// Skills returns the loaded skills, least recently used first: legacy
+// loads missing from the recorded use order (they predate every per-agent
+// load, as MigrateLegacyKeys has it), then the recorded use order, then
+// per-agent loads missing from it; each group without a recorded order in
+// byte order.
 func (a AgentState) Skills() []string {
 	loaded := LoadedSkills(a.state, a.agent)
+	var legacy []string
 	for k, v := range a.state {
-		if name, ok := strings.CutPrefix(k, LegacyLoadedPrefix); ok && v != "" && !slices.Contains(loaded, name) {
-			loaded = append(loaded, name)
+		if name, ok := strings.CutPrefix(k, LegacyLoadedPrefix); ok && v != "" && validKeyName(name) && !slices.Contains(loaded, name) {
+			legacy = append(legacy, name)
 		}
 	}
 	order, _ := LoadedOrder(a.state, a.agent)
-	out := make([]string, 0, len(loaded))
+	var recorded []string
 	for _, n := range order {
-		if slices.Contains(loaded, n) && !slices.Contains(out, n) {
-			out = append(out, n)
+		if (slices.Contains(loaded, n) || slices.Contains(legacy, n)) && !slices.Contains(recorded, n) {
+			recorded = append(recorded, n)
 		}
 	}
-	rest := []string{}
-	for _, n := range loaded {
-		if !slices.Contains(out, n) {
-			rest = append(rest, n)
+	missing := func(names []string) []string {
+		var out []string
+		for _, n := range names {
+			if !slices.Contains(recorded, n) {
+				out = append(out, n)
+			}
 		}
+		slices.Sort(out)
+		return out
 	}
-	slices.Sort(rest)
-	return append(out, rest...)
+	out := make([]string, 0, len(loaded)+len(legacy))
+	out = append(out, missing(legacy)...)
+	out = append(out, recorded...)
+	return append(out, missing(loaded)...)
 }
 
 // loadView is a mutable copy of one agent's load state.
@@ -237,13 +250,19 @@ func (v *loadView) delta(state map[string]string) map[string]*string {
 }
 
 // ResetDelta returns the delta that unloads every skill of agent, or of
-// every agent when agent is "" (legacy keys included).
+// every agent when agent is "" (legacy keys included). Keys of an agent
+// whose name extends agent's with "/" (agent "a/b" for agent "a") are not
+// agent's and stay.
 func ResetDelta(state map[string]string, agent string) map[string]*string {
 	d := map[string]*string{}
+	ownKey := func(k, prefix string) bool {
+		name, ok := strings.CutPrefix(k, prefix)
+		return ok && !strings.Contains(name, "/")
+	}
 	for k := range state {
 		switch {
 		case agent == "" && strings.HasPrefix(k, SkillStatePrefix),
-			agent != "" && (strings.HasPrefix(k, LoadedPrefix(agent)) || strings.HasPrefix(k, DocsPrefix(agent)) || k == LoadedOrderKey(agent)):
+			agent != "" && (ownKey(k, LoadedPrefix(agent)) || ownKey(k, DocsPrefix(agent)) || k == LoadedOrderKey(agent)):
 			d[k] = nil
 		}
 	}
@@ -295,6 +314,9 @@ type LoadRequest struct {
 // of one skill (same normalised documents and include-all flag) merge;
 // different ones conflict. maxLoaded (0: no cap) bounds the merged count.
 func ResolveLoads(ctx context.Context, snap *registry.Snapshot, reqs []LoadRequest, maxLoaded int) ([]tools.Effect, error) {
+	if maxLoaded < 0 {
+		return nil, fmt.Errorf("max loaded skills is %d; use 0 for no cap or a positive count", maxLoaded)
+	}
 	type norm struct {
 		docs []string
 		all  bool
@@ -339,9 +361,13 @@ func ResolveLoads(ctx context.Context, snap *registry.Snapshot, reqs []LoadReque
 				return nil, fmt.Errorf("%w: %s: %v", ErrSkillUnavailable, where, err)
 			}
 			for _, d := range n.docs {
-				if !slices.Contains(valid, d) {
-					return nil, fmt.Errorf("%w: %s: document %q does not exist; valid documents: %s", ErrInvalidLoadRequest, where, d, strings.Join(valid, ", "))
+				if slices.Contains(valid, d) {
+					continue
 				}
+				if len(valid) == 0 {
+					return nil, fmt.Errorf("%w: %s: document %q does not exist; the skill has no documents, leave Docs empty", ErrInvalidLoadRequest, where, d)
+				}
+				return nil, fmt.Errorf("%w: %s: document %q does not exist; valid documents: %s", ErrInvalidLoadRequest, where, d, strings.Join(valid, ", "))
 			}
 		}
 		merged[r.Name] = n

@@ -68,7 +68,7 @@ func newRoot(env *Env) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newSession(env), newValidate(env), newList(env), newCatalog(env), newShow(env), newTokens(env), newExec(env))
+	root.AddCommand(newSession(env), newValidate(env), newList(env), newCatalog(env), newShow(env), newTokens(env), newExec(env), newBench(env))
 	return root
 }
 
@@ -85,9 +85,12 @@ func openRegistry(ctx context.Context, env *Env, roots []string) (*registry.Regi
 			}
 		}
 		home := env.Getenv("HOME")
-		srcs, err := source.DefaultRoots(cwd, env.Getenv, home)
+		srcs, warnings, err := source.DefaultRoots(cwd, env.Getenv, home)
 		if err != nil {
 			return nil, err
+		}
+		for _, w := range warnings {
+			fmt.Fprintf(env.Stderr, "skillkit: warning: %s\n", w)
 		}
 		sources = srcs
 	}

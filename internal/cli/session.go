@@ -186,9 +186,12 @@ func resolveRoots(env *Env, args []string) ([]string, error) {
 			return nil, err
 		}
 	}
-	srcs, err := source.DefaultRoots(cwd, env.Getenv, env.Getenv("HOME"))
+	srcs, warnings, err := source.DefaultRoots(cwd, env.Getenv, env.Getenv("HOME"))
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(env.Stderr, "skillkit: warning: %s\n", w)
 	}
 	out := make([]string, len(srcs))
 	for i, s := range srcs {

@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skillkit/skillkit/assembly"
+	"github.com/skillkit/skillkit/registry"
+	"github.com/skillkit/skillkit/session"
+)
+
+func benchReport(t *testing.T, args ...string) cacheReport {
+	t.Helper()
+	out, errOut, code := run(t, append([]string{"bench", "cache", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	var rep cacheReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	return rep
+}
+
+func row(t *testing.T, rep cacheReport, p assembly.Placement, m session.Mode) cacheRow {
+	t.Helper()
+	for _, r := range rep.Rows {
+		if r.Placement == p && r.Mode == m {
+			return r
+		}
+	}
+	t.Fatalf("no row for %s × %s in %+v", p, m, rep.Rows)
+	return cacheRow{}
+}
+
+func TestBenchCache(t *testing.T) {
+	rep := benchReport(t, examples)
+	episodes, err := cacheEpisodes(context.Background(), mustSnapshot(t, examples))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := 0
+	for _, e := range episodes {
+		steps += len(e.Steps)
+	}
+	if rep.Encoding != "o200k_base" || rep.MaxLoaded != defaultBenchMaxLoaded || len(rep.Episodes) != len(episodes) {
+		t.Errorf("header %q %d %v", rep.Encoding, rep.MaxLoaded, rep.Episodes)
+	}
+	if len(rep.Rows) != 6 {
+		t.Fatalf("%d rows, want 6 (2 placements × 3 lifetimes)", len(rep.Rows))
+	}
+	for _, r := range rep.Rows {
+		if r.Requests != steps {
+			t.Errorf("%s × %s: %d requests, want one per step (%d)", r.Placement, r.Mode, r.Requests, steps)
+		}
+		if r.UncachedTokens != r.PromptTokens-r.ReusedTokens || r.ReusedTokens <= 0 || r.ReusedTokens >= r.PromptTokens {
+			t.Errorf("%s × %s: prompt %d, reused %d, uncached %d", r.Placement, r.Mode, r.PromptTokens, r.ReusedTokens, r.UncachedTokens)
+		}
+		if want := 100 * float64(r.ReusedTokens) / float64(r.PromptTokens); math.Abs(r.ReusePct-want) > 1e-9 {
+			t.Errorf("%s × %s: reuse %% %v, want %v", r.Placement, r.Mode, r.ReusePct, want)
+		}
+		if r.TurnPairs != steps-countUsers(episodes) { // one pair per tool call
+			t.Errorf("%s × %s: %d within-turn pairs", r.Placement, r.Mode, r.TurnPairs)
+		}
+	}
+	// The default placement and lifetime: every request of a turn is a
+	// token-exact prefix of the next.
+	def := row(t, rep, assembly.DefaultPlacement, session.DefaultMode)
+	if def.WithinTurnReusePct != 100 {
+		t.Errorf("default placement reuses %.2f%% within a turn, want 100", def.WithinTurnReusePct)
+	}
+	if def.ToolErrors != 0 {
+		t.Errorf("the scripts produced %d tool errors in turn mode; they are meant to be valid there", def.ToolErrors)
+	}
+	// Splicing loaded content into the system message breaks the prefix
+	// within a turn, whatever the lifetime.
+	for _, m := range []session.Mode{session.ModeOnce, session.ModeTurn, session.ModeSession} {
+		sys, tr := row(t, rep, assembly.PlacementSystem, m), row(t, rep, assembly.PlacementToolResult, m)
+		if sys.WithinTurnReusePct >= tr.WithinTurnReusePct || sys.WithinTurnReusePct >= 100 {
+			t.Errorf("%s: system placement reuses %.1f%% within a turn, tool-result %.1f%%; want system lower",
+				m, sys.WithinTurnReusePct, tr.WithinTurnReusePct)
+		}
+		if sys.ReusePct >= tr.ReusePct {
+			t.Errorf("%s: system placement reuses %.1f%% overall, tool-result %.1f%%; want system lower", m, sys.ReusePct, tr.ReusePct)
+		}
+	}
+	// In session mode an LRU eviction within a turn drops content from an
+	// earlier tool result; without the cap nothing is evicted.
+	capped := row(t, rep, assembly.PlacementToolResult, session.ModeSession)
+	uncapped := row(t, benchReport(t, "--max-loaded", "0", examples), assembly.PlacementToolResult, session.ModeSession)
+	if capped.WithinTurnReusePct >= 100 || uncapped.WithinTurnReusePct != 100 {
+		t.Errorf("session mode within-turn reuse: %.1f%% with cap 2 (want < 100, the scripts evict), %.1f%% without (want 100)",
+			capped.WithinTurnReusePct, uncapped.WithinTurnReusePct)
+	}
+}
+
+func countUsers(eps []cacheEpisode) int {
+	n := 0
+	for _, e := range eps {
+		for _, s := range e.Steps {
+			if s.Tool == "" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func mustSnapshot(t *testing.T, root string) *registry.Snapshot {
+	t.Helper()
+	reg, err := registryFor(context.Background(), &Env{Stderr: &strings.Builder{}}, []string{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg.Snapshot()
+}
+
+// TestBenchCacheText checks the table against the JSON report. There is
+// no golden file: the skill tool's result names the skill's absolute
+// folder, so token counts depend on where the repository is checked out.
+func TestBenchCacheText(t *testing.T) {
+	out, errOut, code := run(t, "bench", "cache", examples)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	again, _, _ := run(t, "bench", "cache", examples)
+	if out != again {
+		t.Fatalf("two runs differ:\n%s\n%s", out, again)
+	}
+	rep := benchReport(t, examples)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 3+len(rep.Rows) {
+		t.Fatalf("%d lines, want a title, a blank line, a header and %d rows:\n%s", len(lines), len(rep.Rows), out)
+	}
+	if want := "prompt-cache reuse: episodes research, lru-churn; o200k_base tokens; max loaded 2"; lines[0] != want {
+		t.Errorf("title %q, want %q", lines[0], want)
+	}
+	if got := strings.Fields(lines[2]); strings.Join(got, " ") != "PLACEMENT MODE REQUESTS PROMPT REUSED REUSE % UNCACHED IN-TURN % TOOL ERRORS" {
+		t.Errorf("header %q", lines[2])
+	}
+	for i, r := range rep.Rows {
+		want := fmt.Sprintf("%s %s %d %d %d %.1f %d %.1f %d", r.Placement, r.Mode, r.Requests, r.PromptTokens,
+			r.ReusedTokens, r.ReusePct, r.UncachedTokens, r.WithinTurnReusePct, r.ToolErrors)
+		if got := strings.Join(strings.Fields(lines[3+i]), " "); got != want {
+			t.Errorf("row %d: %q, want %q", i, got, want)
+		}
+	}
+}
+
+func TestBenchCacheErrors(t *testing.T) {
+	one := t.TempDir()
+	writeSkill(t, one, "solo", "---\nname: solo\ndescription: Alone.\n---\nBody\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "cache", "--max-loaded", "-1", examples}, "--max-loaded is -1; use 0 for no cap or a positive count"},
+		{[]string{"bench", "cache"}, "no ROOT given and the default "},
+		{[]string{"bench", "cache", one}, "the skill roots hold 1 model-invocable skills; the cache episodes need at least 2"},
+		{[]string{"bench", "cache", filepath.Join(one, "missing")}, "argument ROOT"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, errOut, code := run(t, tc.args...)
+			if code != 2 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, errOut, tc.want)
+			}
+		})
+	}
+}
+
+func TestCommonPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		a, b []uint
+		want int
+	}{
+		{nil, []uint{1, 2}, 0},
+		{[]uint{1, 2}, []uint{1, 2, 3}, 2},
+		{[]uint{1, 2, 3}, []uint{1, 2}, 2},
+		{[]uint{1, 9, 3}, []uint{1, 2, 3}, 1},
+		{[]uint{5}, []uint{6}, 0},
+		{[]uint{1, 2}, []uint{1, 2}, 2},
+	} {
+		if got := commonPrefix(tc.a, tc.b); got != tc.want {
+			t.Errorf("commonPrefix(%v, %v) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
