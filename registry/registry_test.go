@@ -334,14 +334,15 @@ func TestContentCaching(t *testing.T) {
 		t.Errorf("second Body call made %d file-system calls, want 0", cfs.calls.Load())
 	}
 
-	// DocText: served from the cache while the file is unchanged (one
-	// stat), re-read after it changes.
+	// DocText: served from the cache while the file is unchanged (three
+	// stats: the skill folder and docs/ to confirm the file list, then the
+	// file), re-read after it changes.
 	if text, err := s.DocText(ctx, "a", "docs/guide.md"); err != nil || text != "guide v1\n" {
 		t.Fatalf("DocText = %q, %v", text, err)
 	}
 	cfs.calls.Store(0)
-	if text, _ := s.DocText(ctx, "a", "docs/guide.md"); text != "guide v1\n" || cfs.calls.Load() != 1 {
-		t.Errorf("cached DocText = %q with %d calls, want the cached text after 1 stat", text, cfs.calls.Load())
+	if text, _ := s.DocText(ctx, "a", "docs/guide.md"); text != "guide v1\n" || cfs.calls.Load() != 3 {
+		t.Errorf("cached DocText = %q with %d calls, want the cached text after 3 stats", text, cfs.calls.Load())
 	}
 	guide := filepath.Join(root, "a", "docs", "guide.md")
 	writeTree(t, root, map[string]string{"a/docs/guide.md": "guide v2, longer\n"})
@@ -351,6 +352,13 @@ func TestContentCaching(t *testing.T) {
 	}
 	if docs, err := s.Docs(ctx, "a"); err != nil || !slices.Equal(docs, []string{"docs/guide.md"}) {
 		t.Errorf("Docs(a) = %q, %v", docs, err)
+	}
+	// A document added later is listed without a refresh: the folder's
+	// modification time tells the cached listing is out of date.
+	writeTree(t, root, map[string]string{"a/docs/new.md": "new\n"})
+	bump(t, filepath.Join(root, "a", "docs"), 3*time.Minute)
+	if docs, err := s.Docs(ctx, "a"); err != nil || !slices.Equal(docs, []string{"docs/guide.md", "docs/new.md"}) {
+		t.Errorf("Docs(a) after adding a document = %q, %v", docs, err)
 	}
 	if _, err := s.DocText(ctx, "a", "SKILL.md"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("DocText(SKILL.md) err = %v, want ErrNotFound (not a document)", err)
@@ -631,5 +639,30 @@ func TestRefreshKeepsDiagnostics(t *testing.T) {
 	}
 	if got := next.Diagnostics(); !slices.Equal(got, want) {
 		t.Errorf("diagnostics after Refresh %v, want %v", got, want)
+	}
+}
+
+func TestBodyStaleAfterEdit(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a/SKILL.md": skillMD("a", "first")})
+	src, err := source.Dir(root, "root", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newReg(t, []source.Source{src}, nil)
+	ctx := context.Background()
+	// Edited after discovery and before the body was first read: the
+	// snapshot must not pair the old header with the new body.
+	writeTree(t, root, map[string]string{"a/SKILL.md": skillMD("a", "second")})
+	if _, err := r.Snapshot().Body(ctx, "a"); !errors.Is(err, ErrStale) {
+		t.Fatalf("Body after an edit: err = %v, want ErrStale", err)
+	}
+	bump(t, filepath.Join(root, "a", "SKILL.md"), time.Minute)
+	s, err := r.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Body(ctx, "a"); err != nil {
+		t.Fatalf("Body after Refresh: %v", err)
 	}
 }

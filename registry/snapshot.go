@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/skillkit/skillkit/skill"
@@ -20,6 +23,10 @@ import (
 // of it a filter leaves) does not hold, and for a file that is not in a
 // skill's manifest.
 var ErrNotFound = errors.New("not found")
+
+// ErrStale is returned when a skill's SKILL.md changed on disk after the
+// snapshot was taken; Registry.Refresh picks up the new content.
+var ErrStale = errors.New("changed on disk; refresh the registry")
 
 // ErrTooLarge is returned when a file is larger than the read cap.
 var ErrTooLarge = errors.New("file too large")
@@ -65,6 +72,9 @@ type entry struct {
 		m     *skill.Manifest
 		diags []skill.Diagnostic
 		err   error
+		// stamps are the modification times of the folders the listing
+		// read; a change in any means files were added or removed.
+		stamps []dirStamp
 	}
 	docMu sync.Mutex
 	docs  map[string]docCache
@@ -194,6 +204,11 @@ func (s *Snapshot) Body(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", e.found.File, err)
 	}
+	// The body must belong to the header this snapshot lists: a file
+	// edited since discovery is refused until the registry is refreshed.
+	if maphash.Bytes(e.reg.seed, data) != e.found.Hash {
+		return "", fmt.Errorf("%s changed since the skills were discovered: %w", e.found.File, ErrStale)
+	}
 	// DirName is the skill's name: a SKILL.md without a name field loaded
 	// under its folder's name (for a root skill, the source's folder).
 	doc, _, err := skill.Parse(data, skill.ParseOptions{File: e.found.File, MaxSize: lim.MaxFileSize, DirName: e.sum.Name})
@@ -216,15 +231,64 @@ func (s *Snapshot) Manifest(ctx context.Context, name string) (*skill.Manifest, 
 	mc := &e.manifest
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
-	if !mc.done {
+	if !mc.done || !e.stampsCurrent(mc.stamps) {
 		m, diags, err := skill.ReadManifest(ctx, e.src.FS, e.found.Dir,
 			skill.ManifestOptions{Limits: e.reg.opts.Limits, Label: e.src.DisplayPath(e.found.Dir)})
 		if err != nil && ctx.Err() != nil {
 			return nil, nil, err // a cancelled listing is not cached
 		}
 		mc.m, mc.diags, mc.err, mc.done = m, diags, err, true
+		mc.stamps = e.stampDirs(m)
 	}
 	return mc.m, mc.diags, mc.err
+}
+
+// dirStamp records one folder's modification time.
+type dirStamp struct {
+	dir string
+	mod time.Time
+}
+
+// stampDirs records the skill folder and every folder holding a file of
+// the manifest, so a later call notices added or removed files without
+// walking the skill again.
+func (e *entry) stampDirs(m *skill.Manifest) []dirStamp {
+	dirs := []string{e.found.Dir}
+	if m != nil {
+		for _, f := range m.Files {
+			p := f.Target
+			if p == "" {
+				p = path.Join(e.found.Dir, f.Path)
+			}
+			if d := path.Dir(p); !slices.Contains(dirs, d) {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	out := make([]dirStamp, 0, len(dirs))
+	for _, d := range dirs {
+		info, err := fs.Stat(e.src.FS, d)
+		if err != nil {
+			return nil // cannot tell: the next call lists again
+		}
+		out = append(out, dirStamp{dir: d, mod: info.ModTime()})
+	}
+	return out
+}
+
+// stampsCurrent reports whether no stamped folder changed. Sources
+// without modification times (embedded files) never change.
+func (e *entry) stampsCurrent(stamps []dirStamp) bool {
+	if stamps == nil {
+		return false
+	}
+	for _, st := range stamps {
+		info, err := fs.Stat(e.src.FS, st.dir)
+		if err != nil || !info.ModTime().Equal(st.mod) {
+			return false
+		}
+	}
+	return true
 }
 
 // Docs returns the document paths (relative to the skill folder, sorted)

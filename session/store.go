@@ -191,5 +191,5 @@ func CheckMeta(meta map[string]string) error {
 // NotFound returns ErrNotFound wrapped with the session ID, in the form every
 // Store uses.
 func NotFound(id string) error {
-	return fmt.Errorf("session %q: %w; create it with Store.Create or check the ID", id, ErrNotFound)
+	return fmt.Errorf("session %q: %w; check the ID (list sessions with `skillkit session ls`, create one with `skillkit session new` or Store.Create)", id, ErrNotFound)
 }

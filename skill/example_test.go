@@ -70,10 +70,14 @@ func ExampleReadManifest() {
 	for _, f := range m.Files {
 		fmt.Printf("%-22s %3d sha256:%.12s… doc=%v\n", f.Path, f.Size, f.SHA256, f.Doc)
 	}
-	fmt.Println(len(m.Files), "files,", m.Bytes, "bytes,", len(diags), "warnings; docs:", m.Docs())
+	fmt.Println(len(m.Files), "files,", m.Bytes, "bytes; docs:", m.Docs())
+	for _, d := range diags {
+		fmt.Println(d.Severity, d.File)
+	}
 	// Output:
 	// SKILL.md                42 sha256:f65784e88d12… doc=false
 	// references/forms.md      8 sha256:111198a69a32… doc=true
 	// scripts/extract.py      12 sha256:caf026f25d71… doc=false
-	// 3 files, 62 bytes, 0 warnings; docs: [references/forms.md]
+	// 3 files, 62 bytes; docs: [references/forms.md]
+	// warning pdf/examples/demo
 }

@@ -225,7 +225,11 @@ func (w *walker) walk(fsDir, rel string) error {
 				continue
 			}
 			if _, err := fs.Stat(w.fsys, path.Join(fsPath, FileName)); err == nil {
-				continue // a nested skill is a skill of its own
+				// A nested skill is a skill of its own: not part of this
+				// one, and not discovered either (discovery does not search
+				// inside skill folders), so say so.
+				w.warn(relPath, "folder holds its own SKILL.md: it is a separate skill, left out of this one and not discovered inside it; move it beside this skill to use it")
+				continue
 			}
 			if err := w.walk(fsPath, relPath); err != nil {
 				return err

@@ -83,8 +83,9 @@ func TestReadManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(diags) != 0 {
-		t.Errorf("unexpected diagnostics:\n%s", diagList(diags))
+	// The nested skill is left out, with a warning naming it.
+	if len(diags) != 1 || diags[0].File != "nested" || !strings.Contains(diags[0].Message, "separate skill") {
+		t.Errorf("diagnostics:\n%s\nwant one warning about the nested skill", diagList(diags))
 	}
 	want := []string{
 		"SKILL.md", "assets/data.json", "assets/font.ttf", "node_modules.md",
@@ -149,8 +150,8 @@ func TestReadManifestSubdirAndMapFS(t *testing.T) {
 		"skills/pdf/__pycache__/x.py": {Data: []byte("x")},
 	}
 	m, diags, err := ReadManifest(context.Background(), fsys, "skills/pdf", ManifestOptions{Hash: true})
-	if err != nil || len(diags) != 0 {
-		t.Fatalf("err %v, diags %v", err, diags)
+	if err != nil || len(diags) != 1 || diags[0].File != "skills/pdf/sub" {
+		t.Fatalf("err %v, diags %v; want one warning about the nested skill sub", err, diags)
 	}
 	if diff := cmp.Diff([]string{"SKILL.md", "ref/a.md"}, paths(m)); diff != "" {
 		t.Errorf("paths (-want +got):\n%s", diff)

@@ -109,7 +109,4 @@ type Summary struct {
 	// Path is the skill's folder as the operator knows it (an absolute host
 	// path for directory sources; empty when the source has none).
 	Path string
-	// Files and Bytes count the files of the skill's manifest.
-	Files int
-	Bytes int64
 }

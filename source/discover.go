@@ -123,9 +123,9 @@ func Discover(ctx context.Context, src Source, opts Options) (*Result, error) {
 	// level. Folders at the last level are probed but not listed.
 	for l := 1; len(level) > 0; l++ {
 		found := make([]*Found, len(level))
-		kids := make([][]string, len(level))
+		kids := make([][]folder, len(level))
 		d.each(len(level), func(i int, buf *[]byte) {
-			dir := level[i]
+			dir := level[i].path
 			f, ok, err := d.try(dir, buf)
 			switch {
 			case errors.Is(err, errSkipSkill):
@@ -137,6 +137,15 @@ func Discover(ctx context.Context, src Source, opts Options) (*Result, error) {
 				found[i] = f
 				return
 			case l >= depth:
+				return
+			case level[i].link:
+				// A linked folder is followed only to a skill: searching
+				// through links could leave the root or loop forever.
+				if info, err := fs.Stat(src.FS, dir); err != nil {
+					d.diag(skill.Diagnostic{File: src.DisplayPath(dir), Severity: skill.Warning, Message: fmt.Sprintf("broken symlink skipped: %v", unwrapPath(err))})
+				} else if info.IsDir() {
+					d.diag(skill.Diagnostic{File: src.DisplayPath(dir), Severity: skill.Warning, Message: "symlinked folder holds no SKILL.md; not searched (link skill folders themselves)"})
+				}
 				return
 			}
 			sub, err := d.subdirs(dir)
@@ -213,13 +222,20 @@ func (d *discoverer) result() *Result {
 	return &Result{Skills: d.found, Diagnostics: d.diags, Reused: int(d.reused.Load())}
 }
 
+// folder is a directory discovery may probe; link marks one reached
+// through a symlink, which is followed only to a skill.
+type folder struct {
+	path string
+	link bool
+}
+
 // subdirs lists the folders of dir that discovery may enter.
-func (d *discoverer) subdirs(dir string) ([]string, error) {
+func (d *discoverer) subdirs(dir string) ([]folder, error) {
 	entries, err := d.rd.readDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(entries))
+	out := make([]folder, 0, len(entries))
 	for _, e := range entries {
 		t := e.Type()
 		if !t.IsDir() && t&fs.ModeSymlink == 0 {
@@ -228,7 +244,7 @@ func (d *discoverer) subdirs(dir string) ([]string, error) {
 		if skill.IgnoredDir(e.Name()) {
 			continue
 		}
-		out = append(out, path.Join(dir, e.Name()))
+		out = append(out, folder{path: path.Join(dir, e.Name()), link: t&fs.ModeSymlink != 0})
 	}
 	return out, nil
 }
@@ -250,6 +266,17 @@ func (d *discoverer) try(dir string, buf *[]byte) (*Found, bool, error) {
 	}
 	display := d.src.DisplayPath(name)
 	data, st, err := d.rd.read(name, d.lim.MaxFileSize, buf)
+	if errors.Is(err, errSymlink) {
+		// A linked SKILL.md is read only when its target stays inside the
+		// skill folder: skill content must not come from elsewhere.
+		resolved, rerr := skill.Resolve(d.src.FS, dir, name)
+		if rerr != nil {
+			d.diag(skill.Diagnostic{File: display, Severity: skill.Error, Message: fmt.Sprintf(
+				"SKILL.md is a symlink that cannot be followed: %v; skill skipped (put the file itself in the skill folder)", rerr)})
+			return nil, false, errSkipSkill
+		}
+		data, st, err = d.rd.read(resolved, d.lim.MaxFileSize, buf)
+	}
 	var big errTooLarge
 	switch {
 	case errors.Is(err, errNoFile):

@@ -51,6 +51,12 @@ type hideFS struct{ fs.FS }
 // any fs.StatFS.
 func (h hideFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(h.FS, name) }
 
+// ReadLink and Lstat keep symlinks visible, as os.DirFS shows them.
+func (h hideFS) ReadLink(name string) (string, error) { return fs.ReadLink(h.FS, name) }
+
+// Lstat implements fs.ReadLinkFS.
+func (h hideFS) Lstat(name string) (fs.FileInfo, error) { return fs.Lstat(h.FS, name) }
+
 // readers runs a test once with each way discovery reads host folders.
 var readers = []struct {
 	name string
@@ -206,14 +212,17 @@ func TestDiscoverSymlinks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := dirs(res), []string{"group/g", "linked", "real"}; !slices.Equal(got, want) {
+			// A linked skill folder is followed; a linked folder that is not
+			// a skill is not searched (it could leave the root or loop).
+			if got, want := dirs(res), []string{"linked", "real"}; !slices.Equal(got, want) {
 				t.Errorf("found %q, want %q", got, want)
 			}
+			var warned []string
 			for _, d := range res.Diagnostics {
-				// The dangling link cannot be listed; anything else is a bug.
-				if !strings.Contains(d.File, "dangling") {
-					t.Errorf("unexpected diagnostic: %s", d)
-				}
+				warned = append(warned, filepath.Base(d.File))
+			}
+			if !slices.Equal(warned, []string{"dangling", "group"}) {
+				t.Errorf("diagnostics %v, want warnings for the dangling link and the linked non-skill folder", res.Diagnostics)
 			}
 		})
 	}
@@ -283,7 +292,42 @@ func TestDiscoverBadSkills(t *testing.T) {
 			},
 			files: map[string]string{"ok/SKILL.md": skillMD("ok")},
 			found: []string{"ok"},
-			diags: []wantDiag{{"loop/SKILL.md", 0, skill.Error, "cannot read SKILL.md"}},
+			diags: []wantDiag{{"loop/SKILL.md", 0, skill.Error, "cannot be followed"}},
+		},
+		{
+			name: "SKILL.md that links outside its skill folder is refused",
+			setup: func(t *testing.T, root string) {
+				dir := filepath.Join(root, "evil")
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				outside := filepath.Join(filepath.Dir(root), "outside.md")
+				if err := os.WriteFile(outside, []byte(skillMD("evil")), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink("../../outside.md", filepath.Join(dir, "SKILL.md")); err != nil {
+					t.Fatal(err)
+				}
+			},
+			files: map[string]string{"ok/SKILL.md": skillMD("ok")},
+			found: []string{"ok"},
+			diags: []wantDiag{{"evil/SKILL.md", 0, skill.Error, "points outside the skill folder"}},
+		},
+		{
+			name: "SKILL.md that links inside its skill folder loads",
+			setup: func(t *testing.T, root string) {
+				dir := filepath.Join(root, "inner", "docs")
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "main.md"), []byte(skillMD("inner")), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink("docs/main.md", filepath.Join(root, "inner", "SKILL.md")); err != nil {
+					t.Fatal(err)
+				}
+			},
+			found: []string{"inner"},
 		},
 		{
 			name: "SKILL.md that is a FIFO is refused without blocking",
@@ -674,9 +718,16 @@ func TestDefaultRoots(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srcs, err := DefaultRoots(tc.cwd, env(tc.path), tc.home)
+			srcs, warnings, err := DefaultRoots(tc.cwd, env(tc.path), tc.home)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Only a configured SKILLKIT_PATH entry that is missing warns.
+			wantWarn := strings.Contains(tc.path, filepath.Join(base, "missing")) || strings.Contains(tc.path, filepath.Join(base, "nope"))
+			if wantWarn != (len(warnings) == 1) || len(warnings) > 1 {
+				t.Errorf("warnings %q", warnings)
+			} else if wantWarn && !strings.Contains(warnings[0], "is not a folder") {
+				t.Errorf("warning does not name the entry: %q", warnings[0])
 			}
 			var got []root
 			for i, s := range srcs {

@@ -20,6 +20,10 @@ type fileStat struct {
 // a folder by that name, or a parent that is not a folder.
 var errNoFile = errors.New("no SKILL.md")
 
+// errSymlink marks a SKILL.md that is a symbolic link; discovery follows
+// it only when it stays inside the skill folder.
+var errSymlink = errors.New("SKILL.md is a symbolic link")
+
 // errTooLarge carries the size of a SKILL.md over the limit.
 type errTooLarge struct{ size int64 }
 
@@ -48,6 +52,11 @@ type fsReader struct{ fsys fs.FS }
 func (r fsReader) read(name string, max int64, buf *[]byte) ([]byte, fileStat, error) {
 	// A file system that can stat is asked first, so that a FIFO named
 	// SKILL.md is refused before an Open that would block on it.
+	if _, ok := r.fsys.(fs.ReadLinkFS); ok {
+		if info, err := fs.Lstat(r.fsys, name); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+			return nil, fileStat{}, errSymlink
+		}
+	}
 	if sfs, ok := r.fsys.(fs.StatFS); ok {
 		info, err := sfs.Stat(name)
 		if err != nil {

@@ -15,7 +15,8 @@ import (
 // fcntl calls and an epoll registration to every file, which more than
 // doubles the cost of discovery. Paths are the ones discovery built from
 // directory entries, so they hold no ".."; symlinks are followed as
-// os.DirFS follows them.
+// os.DirFS follows them, except that a SKILL.md which is itself a symlink
+// is reported as errSymlink so discovery can check where it leads.
 type hostReader struct {
 	dir  int
 	path string
@@ -38,11 +39,14 @@ func newHostReader(src Source) reader {
 func (h *hostReader) read(name string, max int64, buf *[]byte) ([]byte, fileStat, error) {
 	// O_NONBLOCK: a FIFO named SKILL.md must not hang discovery in open.
 	fd, err := retry(func() (int, error) {
-		return unix.Openat(h.dir, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+		return unix.Openat(h.dir, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_NOFOLLOW, 0)
 	})
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 			return nil, fileStat{}, errNoFile
+		}
+		if errors.Is(err, unix.ELOOP) {
+			return nil, fileStat{}, errSymlink
 		}
 		return nil, fileStat{}, &fs.PathError{Op: "open", Path: name, Err: err}
 	}

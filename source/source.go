@@ -90,13 +90,19 @@ func (s Source) DisplayPath(dir string) string {
 // rank order (best first): each entry of $SKILLKIT_PATH (colon-separated),
 // the project's .agents/skills (in the nearest ancestor of cwd holding
 // .git, else in cwd), and ~/.agents/skills. Roots that do not exist are
-// left out; getenv and home are parameters so callers and tests control
+// left out; an entry of $SKILLKIT_PATH that is not a folder is also left
+// out and named in the returned warnings, since it was configured on
+// purpose. getenv and home are parameters so callers and tests control
 // them.
-func DefaultRoots(cwd string, getenv func(string) string, home string) ([]Source, error) {
+func DefaultRoots(cwd string, getenv func(string) string, home string) ([]Source, []string, error) {
 	var out []Source
+	var warnings []string
 	add := func(path, label string) error {
 		info, err := os.Stat(path)
 		if err != nil || !info.IsDir() {
+			if strings.HasPrefix(label, "SKILLKIT_PATH:") {
+				warnings = append(warnings, fmt.Sprintf("SKILLKIT_PATH entry %q is not a folder; skipped", path))
+			}
 			return nil
 		}
 		src, err := Dir(path, label, len(out))
@@ -112,19 +118,19 @@ func DefaultRoots(cwd string, getenv func(string) string, home string) ([]Source
 				continue
 			}
 			if err := add(p, "SKILLKIT_PATH:"+p); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	if err := add(filepath.Join(ProjectRoot(cwd), ".agents", "skills"), "project"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if home != "" {
 		if err := add(filepath.Join(home, ".agents", "skills"), "user"); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return out, warnings, nil
 }
 
 // ProjectRoot returns the nearest ancestor of cwd (cwd included) that

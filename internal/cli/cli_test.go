@@ -174,7 +174,7 @@ func TestListJSON(t *testing.T) {
 		if items[1]["user_invocable"] != false || items[1]["files"] != float64(1) {
 			t.Errorf("only-low wrong: %v", items[1])
 		}
-		if all && items[2]["shadowed_by"] != filepath.Join(high, "dup") {
+		if all && (items[2]["shadowed_by"] != filepath.Join(high, "dup") || items[2]["files"] != float64(1) || items[2]["description"] != "Low rank.") {
 			t.Errorf("shadowed entry wrong: %v", items[2])
 		}
 		if !strings.Contains(errOut, "shadowed") {

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -48,9 +49,20 @@ func newList(env *Env) *cobra.Command {
 			}
 			if all {
 				for _, sh := range snap.Shadowed() {
-					items = append(items, listItem{Name: sh.Skill.Name, Description: sh.Skill.Description, Path: sh.Skill.Path,
+					it := listItem{Name: sh.Skill.Name, Description: sh.Skill.Description, Path: sh.Skill.Path,
 						Source: sh.Skill.Source, Rank: sh.Skill.Rank, ModelInvocable: sh.Skill.ModelInvocable,
-						UserInvocable: sh.Skill.UserInvocable, ShadowedBy: sh.By.Path})
+						UserInvocable: sh.Skill.UserInvocable, ShadowedBy: sh.By.Path}
+					if it.Path != "" {
+						// The registry serves only winners; count the loser's
+						// files straight from its folder.
+						m, _, err := skill.ReadManifest(ctx, os.DirFS(it.Path), ".", skill.ManifestOptions{Label: it.Path})
+						if err != nil {
+							it.Error = err.Error()
+						} else {
+							it.Files, it.Bytes, it.Docs = len(m.Files), m.Bytes, len(m.Docs())
+						}
+					}
+					items = append(items, it)
 				}
 			}
 			if items == nil {
