@@ -54,3 +54,16 @@ func FuzzFastFrontmatter(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValidNameRE checks the hand-written name rule against the regular
+// expression it implements.
+func FuzzValidNameRE(f *testing.F) {
+	for _, s := range []string{"", "a", "a-b", "-a", "a-", "a--b", "A", "a_b", "0", "ab-12-cd"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := ValidName(s), nameRE.MatchString(s); got != want {
+			t.Fatalf("ValidName(%q) = %v, regexp says %v", s, got, want)
+		}
+	})
+}

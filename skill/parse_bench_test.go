@@ -39,3 +39,13 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkParseSimpleHeader(b *testing.B) {
+	data := []byte("---\nname: skill-00042\ndescription: Generated skill number 42 used to measure discovery on ten thousand skills.\nlicense: MIT\n---\n\n# Body\n\nSome body text.\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := Parse(data, ParseOptions{File: "x/SKILL.md", DirName: "skill-00042"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
