@@ -6,7 +6,6 @@ import (
 	"github.com/skillkit/skillkit/catalog"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
-	"github.com/skillkit/skillkit/skill"
 	"github.com/skillkit/skillkit/tools"
 )
 
@@ -70,13 +69,22 @@ func CatalogEvent(sess *session.Session, agent string, snap *registry.Snapshot, 
 	default:
 		return nil, fmt.Errorf("catalog format %q is not one of reminder, list", o.Format)
 	}
-	var summaries []skill.Summary
+	var c *catalog.Catalog
 	if snap != nil && exposesCatalogTool(toolset, o.Format) {
-		summaries = snap.Summaries()
-	}
-	c, err := catalog.New(summaries, &catalog.Options{DescriptionMaxLength: o.DescriptionMaxLength})
-	if err != nil {
-		return nil, err
+		// Built once per snapshot: the description pipeline over every
+		// skill costs far more than rendering.
+		v, err := snap.Memo(catalogMemoKey{o.DescriptionMaxLength}, func() (any, error) {
+			return catalog.New(snap.Summaries(), &catalog.Options{DescriptionMaxLength: o.DescriptionMaxLength})
+		})
+		if err != nil {
+			return nil, err
+		}
+		c = v.(*catalog.Catalog)
+	} else {
+		var err error
+		if c, err = catalog.New(nil, &catalog.Options{DescriptionMaxLength: o.DescriptionMaxLength}); err != nil {
+			return nil, err
+		}
 	}
 	digest := c.Digest()
 	key := CatalogStateKey(agent)
@@ -102,6 +110,9 @@ func CatalogEvent(sess *session.Session, agent string, snap *registry.Snapshot, 
 	return &session.Event{Kind: session.KindContext, Agent: agent, Text: text,
 		StateDelta: map[string]*string{key: session.Ptr(digest)}}, nil
 }
+
+// catalogMemoKey keys the built catalog in a snapshot's memo.
+type catalogMemoKey struct{ maxLength int }
 
 func exposesCatalogTool(toolset []tools.Tool, format string) bool {
 	for _, t := range toolset {

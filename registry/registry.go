@@ -128,7 +128,7 @@ func (r *Registry) Refresh(ctx context.Context) (*Snapshot, error) {
 // build ranks the entries: per name, the first in (rank, source order,
 // folder) order wins and the rest are shadowed by it.
 func build(r *Registry, all []*entry, diags []skill.Diagnostic) *Snapshot {
-	s := &Snapshot{reg: r, index: make(map[string]*entry, len(all)), found: diags, diags: slices.Clip(diags),
+	s := &Snapshot{reg: r, memo: &sync.Map{}, index: make(map[string]*entry, len(all)), found: diags, diags: slices.Clip(diags),
 		bySource: make([]map[string]*source.Found, len(r.sources)), byFound: make(map[*source.Found]*entry, len(all))}
 	for i := range s.bySource {
 		s.bySource[i] = map[string]*source.Found{}

@@ -666,3 +666,39 @@ func TestBodyStaleAfterEdit(t *testing.T) {
 		t.Fatalf("Body after Refresh: %v", err)
 	}
 }
+
+func TestMemo(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a/SKILL.md": skillMD("a", "first"), "b/SKILL.md": skillMD("b", "second")})
+	src, err := source.Dir(root, "root", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newReg(t, []source.Source{src}, nil).Snapshot()
+	type key struct{}
+	builds := 0
+	count := func(snap *Snapshot) func() (any, error) {
+		return func() (any, error) { builds++; return snap.Len(), nil }
+	}
+	for range 3 {
+		if v, err := s.Memo(key{}, count(s)); err != nil || v != 2 {
+			t.Fatalf("Memo = %v, %v", v, err)
+		}
+	}
+	if builds != 1 {
+		t.Errorf("built %d times, want once", builds)
+	}
+	// A view has skills of its own, so its memo is separate.
+	v := s.View(context.Background(), func(_ context.Context, sum skill.Summary) bool { return sum.Name == "a" })
+	if got, _ := v.Memo(key{}, count(v)); got != 1 || builds != 2 {
+		t.Errorf("view memo = %v after %d builds, want 1 after 2", got, builds)
+	}
+	// Errors are not cached.
+	type other struct{}
+	if _, err := s.Memo(other{}, func() (any, error) { return nil, errors.New("boom") }); err == nil {
+		t.Fatal("want the build error")
+	}
+	if got, err := s.Memo(other{}, func() (any, error) { return "ok", nil }); err != nil || got != "ok" {
+		t.Errorf("after an error: %v, %v", got, err)
+	}
+}

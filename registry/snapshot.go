@@ -55,6 +55,27 @@ type Snapshot struct {
 
 	bySource []map[string]*source.Found
 	byFound  map[*source.Found]*entry
+
+	// memo holds values derived from this view of the skills (a built
+	// catalog, say); a View gets its own, since its skills differ.
+	memo *sync.Map
+}
+
+// Memo returns the value cached under key for this snapshot (or view),
+// building it with build on first use. Derived data — a rendered catalog,
+// an index — then costs its build once per snapshot instead of once per
+// request. Errors are not cached. key must be comparable; use an
+// unexported type to avoid collisions between packages.
+func (s *Snapshot) Memo(key any, build func() (any, error)) (any, error) {
+	if v, ok := s.memo.Load(key); ok {
+		return v, nil
+	}
+	v, err := build()
+	if err != nil {
+		return nil, err
+	}
+	actual, _ := s.memo.LoadOrStore(key, v)
+	return actual, nil
 }
 
 // entry is one discovered skill and its lazily loaded content.
@@ -164,6 +185,7 @@ func (s *Snapshot) View(ctx context.Context, filters ...Filter) *Snapshot {
 		return s
 	}
 	v := *s
+	v.memo = &sync.Map{}
 	v.entries = make([]*entry, 0, len(s.entries))
 	v.index = make(map[string]*entry, len(s.entries))
 outer:
