@@ -20,6 +20,9 @@ var errStart = errors.New("start")
 
 // hooks lets a runner act around the shared process lifecycle.
 type hooks struct {
+	// start, when set, starts cmd in place of cmd.Start (for example on
+	// a thread placed in another namespace).
+	start func(cmd *exec.Cmd) error
 	// afterStart runs once the process exists and before it is waited
 	// for; an error kills the process group and fails the call.
 	afterStart func(pid int) error
@@ -62,7 +65,11 @@ func execute(ctx context.Context, p *prepared, cmd *exec.Cmd, grace time.Duratio
 	runCtx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 
-	if err := cmd.Start(); err != nil {
+	startCmd := h.start
+	if startCmd == nil {
+		startCmd = (*exec.Cmd).Start
+	}
+	if err := startCmd(cmd); err != nil {
 		closeAll(outR, outW, errR, errW, inR, inW)
 		return nil, fmt.Errorf("%w: %w", errStart, err)
 	}
