@@ -36,6 +36,10 @@ type Found struct {
 	Size    int64
 	ModTime time.Time
 	Hash    uint64
+
+	// name is the SKILL.md path in the source's file system, kept so a
+	// refresh can stat it without building the path again.
+	name string
 }
 
 // Options adjusts Discover. The zero value is ready to use.
@@ -254,8 +258,14 @@ func (d *discoverer) subdirs(dir string) ([]folder, error) {
 // diagnostic and try returns errSkipSkill: it still marks a skill folder,
 // so the folder is not searched for other skills.
 func (d *discoverer) try(dir string, buf *[]byte) (*Found, bool, error) {
-	name := skillFile(dir)
-	if prev := d.prev[dir]; prev != nil {
+	prev := d.prev[dir]
+	var name string
+	if prev != nil && prev.name != "" {
+		name = prev.name
+	} else {
+		name = skillFile(dir)
+	}
+	if prev != nil {
 		if st, err := d.rd.stat(name); err == nil && st.size == prev.Size && st.mod.Equal(prev.ModTime) && !st.mod.IsZero() {
 			d.reused.Add(1)
 			for _, x := range prev.Diagnostics {
@@ -305,7 +315,7 @@ func (d *discoverer) try(dir string, buf *[]byte) (*Found, bool, error) {
 	}
 	return &Found{
 		Dir: dir, File: display, Front: &doc.Frontmatter, Diagnostics: diags,
-		Size: st.size, ModTime: st.mod, Hash: hash,
+		Size: st.size, ModTime: st.mod, Hash: hash, name: name,
 	}, true, nil
 }
 
