@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"strconv"
 	"strings"
 
@@ -227,14 +226,15 @@ func (c *Conversation) Call(ctx context.Context, tool string, args json.RawMessa
 	if !json.Valid(args) {
 		return tools.Result{}, fmt.Errorf("tool arguments are not valid JSON: %s", args)
 	}
-	s, err := c.Store.Get(ctx, c.ID)
+	// Only the state is read: a tool call costs the same early and late in
+	// a long session.
+	state, lastSeq, err := c.Store.State(ctx, c.ID)
 	if err != nil {
 		return tools.Result{}, err
 	}
-	callID := "call_" + strconv.FormatInt(s.LastSeq()+1, 10)
+	callID := "call_" + strconv.FormatInt(lastSeq+1, 10)
 	asst := session.Event{Kind: session.KindAssistant, Agent: c.Agent,
 		ToolCalls: []session.ToolCall{{ID: callID, Name: tool, Arguments: string(args)}}}
-	state := maps.Clone(s.State)
 	if c.Config.Mode == session.ModeOnce {
 		if d := session.ResetDelta(state, c.Agent); len(d) > 0 {
 			asst.StateDelta = d

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"maps"
 	"cmp"
 	"context"
 	"fmt"
@@ -82,6 +83,20 @@ func (m *MemoryStore) Get(ctx context.Context, id string) (*Session, error) {
 		return nil, NotFound(id)
 	}
 	return ms.s.Clone(), nil
+}
+
+// State implements Store.
+func (m *MemoryStore) State(ctx context.Context, id string) (map[string]string, int64, error) {
+	ms, err := m.lookup(ctx, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if ms.deleted {
+		return nil, 0, NotFound(id)
+	}
+	return maps.Clone(ms.s.State), ms.s.LastSeq(), nil
 }
 
 // Append implements Store.

@@ -39,6 +39,10 @@ type Store interface {
 	// Get returns a snapshot (metadata, events, state) that the caller
 	// owns. A missing session is ErrNotFound.
 	Get(ctx context.Context, id string) (*Session, error)
+	// State returns a copy of the session's state and the Seq of its
+	// newest event (0 when it has none), without reading the events: the
+	// cheap read a tool call needs. A missing session is ErrNotFound.
+	State(ctx context.Context, id string) (state map[string]string, lastSeq int64, err error)
 	// Append validates ev, assigns Seq and Turn (and ID and Time when
 	// empty), runs the AppendHook, and persists the event together with
 	// its StateDelta in one atomic step. It returns the event as stored.

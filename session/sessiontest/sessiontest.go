@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"GetMissing", testGetMissing},
 		{"AppendSeqTurnAndDelta", testAppend},
 		{"AppendInvalid", testAppendInvalid},
+		{"StateMatchesGet", testState},
 		{"SnapshotsAreCopies", testSnapshotsAreCopies},
 		{"ListAndDelete", testListAndDelete},
 		{"HookRewritesDelta", testHookRewrites},
@@ -573,5 +574,43 @@ func testContextAndClose(t *testing.T, newStore NewStore) {
 		if !errors.Is(err, session.ErrClosed) {
 			t.Errorf("%s after Close: error = %v, want ErrClosed", name, err)
 		}
+	}
+}
+
+// testState checks that State returns what Get says about the state and
+// the newest Seq, as a copy, and ErrNotFound for a missing session.
+func testState(t *testing.T, newStore NewStore) {
+	s := open(t, newStore, nil)
+	ctx := context.Background()
+	sess := mustCreate(t, s, "st")
+	if state, last, err := s.State(ctx, sess.ID); err != nil || len(state) != 0 || last != 0 {
+		t.Fatalf("State of a new session = %v, %d, %v; want empty, 0, nil", state, last, err)
+	}
+	for i, d := range []map[string]*string{
+		{"a": session.Ptr("1"), "b": session.Ptr("2")},
+		{"a": nil},
+		{"c": session.Ptr("3")},
+	} {
+		if _, err := s.Append(ctx, sess.ID, session.Event{Kind: session.KindState, StateDelta: d}); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	got, last, err := s.State(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.Get(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(got, full.State) || last != full.LastSeq() || last != 3 {
+		t.Errorf("State = %v, %d; Get says %v, %d", got, last, full.State, full.LastSeq())
+	}
+	got["x"] = "mutated"
+	if again, _, _ := s.State(ctx, sess.ID); again["x"] != "" {
+		t.Error("State returned the store's own map, not a copy")
+	}
+	if _, _, err := s.State(ctx, "missing"); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("State of a missing session: err = %v, want ErrNotFound", err)
 	}
 }

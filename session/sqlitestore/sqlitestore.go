@@ -191,6 +191,42 @@ func (s *Store) Get(ctx context.Context, id string) (*session.Session, error) {
 	return sess, nil
 }
 
+// State implements session.Store.
+func (s *Store) State(ctx context.Context, id string) (map[string]string, int64, error) {
+	if s.closed.Load() {
+		return nil, 0, session.ErrClosed
+	}
+	tx, err := s.r.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, 0, s.wrap(id, "state", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var last int64
+	if err := tx.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, id).Scan(&last); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, 0, session.NotFound(id)
+		}
+		return nil, 0, s.wrap(id, "state", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT key, value FROM state WHERE session_id = ?`, id)
+	if err != nil {
+		return nil, 0, s.wrap(id, "state", err)
+	}
+	defer rows.Close()
+	state := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, 0, s.wrap(id, "state", err)
+		}
+		state[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, s.wrap(id, "state", err)
+	}
+	return state, last, nil
+}
+
 // Append implements session.Store.
 func (s *Store) Append(ctx context.Context, id string, ev session.Event) (session.Event, error) {
 	if s.closed.Load() {
