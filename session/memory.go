@@ -1,10 +1,10 @@
 package session
 
 import (
-	"maps"
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
