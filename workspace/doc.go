@@ -34,6 +34,10 @@
 //	// ... run the command with run.Environ() in run.SkillDir ...
 //	out, err := ws.Collect(ctx, []string{"out/**"}, nil)
 //
+// Idle workspaces (unused for longer than the TTL, and not locked) are
+// removed by Sweep, which Open also runs by itself when the last sweep is
+// older than a quarter of the TTL, so nobody has to schedule it.
+//
 // Every path taken from a skill, a glob or an argument is resolved through
 // os.Root, so symbolic links cannot lead reads or writes out of the directory
 // they belong to.

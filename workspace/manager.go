@@ -164,15 +164,39 @@ func (m *Manager) Open(ctx context.Context, id string) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer release()
 	w := &Workspace{m: m, id: id, dir: filepath.Join(m.root, id), st: m.state(id)}
-	if err := w.ensureLayout(); err != nil {
+	err = w.ensureLayout()
+	if err == nil {
+		err = w.touch()
+	}
+	release()
+	if err != nil {
 		return nil, err
 	}
-	if err := w.touch(); err != nil {
-		return nil, err
-	}
+	m.sweepIfDue(ctx)
 	return w, nil
+}
+
+// sweepStampName is a file in the root whose modification time records
+// the last sweep Open started.
+const sweepStampName = ".last-sweep"
+
+// sweepIfDue sweeps idle workspaces when the last sweep is older than a
+// quarter of the TTL, so workspaces are removed without anyone scheduling
+// Sweep, at the cost of one stat per Open. A failed sweep is retried by a
+// later Open.
+func (m *Manager) sweepIfDue(ctx context.Context) {
+	stamp := filepath.Join(m.root, sweepStampName)
+	if info, err := os.Stat(stamp); err == nil && time.Since(info.ModTime()) < m.ttl/4 {
+		return
+	}
+	now := time.Now()
+	if err := os.Chtimes(stamp, now, now); err != nil {
+		if f, err := os.OpenFile(stamp, os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			f.Close()
+		}
+	}
+	_, _ = m.Sweep(ctx)
 }
 
 // Sweep removes every workspace unused for longer than the TTL and returns

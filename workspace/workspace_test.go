@@ -267,3 +267,32 @@ func TestSweep(t *testing.T) {
 		t.Errorf("layout not recreated after sweep: %v", err)
 	}
 }
+
+func TestOpenSweepsWhenDue(t *testing.T) {
+	const ttl = time.Hour
+	m := newTestManager(t, &Options{TTL: ttl})
+	stale := openTest(t, m, "stale")
+	old := time.Now().Add(-ttl - time.Minute)
+	if err := os.Chtimes(filepath.Join(stale.Dir(), metaDir, usedName), old, old); err != nil {
+		t.Fatal(err)
+	}
+	// The last sweep was recent: opening another workspace does not sweep.
+	openTest(t, m, "second")
+	if _, err := os.Stat(stale.Dir()); err != nil {
+		t.Fatalf("swept although the last sweep was recent: %v", err)
+	}
+	// A quarter of the TTL later, the next Open sweeps.
+	due := time.Now().Add(-ttl/4 - time.Minute)
+	if err := os.Chtimes(filepath.Join(m.Root(), sweepStampName), due, due); err != nil {
+		t.Fatal(err)
+	}
+	openTest(t, m, "third")
+	if _, err := os.Stat(stale.Dir()); !os.IsNotExist(err) {
+		t.Errorf("stale workspace not removed by Open's sweep: %v", err)
+	}
+	for _, id := range []string{"second", "third"} {
+		if _, err := os.Stat(filepath.Join(m.Root(), id)); err != nil {
+			t.Errorf("fresh workspace %s removed: %v", id, err)
+		}
+	}
+}
