@@ -129,9 +129,7 @@ func newBenchCache(env *Env) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return printJSON(env.Stdout, rep)
 			}
 			return rep.write(env)
 		},

@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -113,4 +114,13 @@ func printDiagnostics(w io.Writer, diags []skill.Diagnostic) {
 	for _, d := range diags {
 		fmt.Fprintln(w, d.String())
 	}
+}
+
+// printJSON writes v as indented JSON. HTML characters stay as they are:
+// the output is read by people and programs, not embedded in pages.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }

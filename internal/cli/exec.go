@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -115,9 +114,7 @@ func runExec(ctx context.Context, env *Env, f execFlags, roots, argv []string) e
 		return fmt.Errorf("exec: %w", err)
 	}
 	if f.asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := printJSON(env.Stdout, res); err != nil {
 			return err
 		}
 	} else {

@@ -270,10 +270,7 @@ func sessionPrompt(env *Env, f *sessionFlags) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				return enc.Encode(req)
+				return printJSON(env.Stdout, req)
 			}
 			_, err = fmt.Fprint(env.Stdout, req.Text())
 			return err
@@ -300,10 +297,7 @@ func sessionShow(env *Env, f *sessionFlags) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				return enc.Encode(s)
+				return printJSON(env.Stdout, s)
 			}
 			cfg, _ := conversation.ConfigFromMeta(s.Meta)
 			fmt.Fprintf(env.Stdout, "session %s (created %s)\nmode %s, placement %s, max loaded %d, roots %s\n\n",

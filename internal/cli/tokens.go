@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -102,9 +101,7 @@ func newTokens(env *Env) *cobra.Command {
 				rep.Ratio = float64(rep.Totals.FullInjection) / float64(rep.Totals.Catalog)
 			}
 			if asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return printJSON(env.Stdout, rep)
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "SKILL\tCATALOG\tBODY\tDOCS\t")
