@@ -255,7 +255,18 @@ func (a *assembler) expansion(i int, ev session.Event) string {
 			if e.AllDocs {
 				docs = a.allDocs(e.Skill)
 			}
+			// Outside the turn lifetime, content lasts as long as the
+			// selection does: a document cleared or replaced later leaves
+			// this result too (which rewrites it; see docs/performance.md).
+			var selected []string
+			var all bool
+			if a.o.Mode != session.ModeTurn {
+				selected, all = a.state.Docs(e.Skill)
+			}
 			for _, d := range sortedUnique(docs) {
+				if a.o.Mode != session.ModeTurn && !all && !slices.Contains(selected, d) {
+					continue
+				}
 				blocks = append(blocks, a.docBlock(e.Skill, d))
 			}
 		}

@@ -151,18 +151,16 @@ func runEpisode(t *testing.T, seed uint64, cfg conversation.Config, snap *regist
 	}
 }
 
-// TestDefaultPlacementPrefixProperty: with the default placement, every
-// request within a turn is a byte-exact prefix of the next one — for the
-// default lifetime with and without the loaded-skills cap, and for the
-// session lifetime without a cap (its only in-turn unload is an
-// eviction, see TestPrefixBrokenBy).
+// TestDefaultPlacementPrefixProperty: with the default placement and the
+// default (turn) lifetime, every request within a turn is a byte-exact
+// prefix of the next one, with and without the loaded-skills cap. The
+// other lifetimes trade that for tracking unloads (see TestPrefixBrokenBy).
 func TestDefaultPlacementPrefixProperty(t *testing.T) {
 	snap := newSnapshot(t, skillFiles)
 	configs := map[string]conversation.Config{
 		"turn":               {},
 		"turn max_loaded=1":  {MaxLoaded: 1},
 		"turn max_loaded=2":  {MaxLoaded: 2},
-		"session no cap":     {Mode: session.ModeSession},
 		"turn list catalog":  {CatalogFormat: assembly.FormatList, MaxLoaded: 3},
 		"turn system prompt": {System: "You are terse."},
 	}
@@ -207,6 +205,8 @@ func TestPrefixBrokenBy(t *testing.T) {
 			[][2]string{{"skill_load", `{"skill":"alpha"}`}, {"skill_list_docs", `{"skill":"beta"}`}}, 3},
 		{"session lifetime, eviction", conversation.Config{Mode: session.ModeSession, MaxLoaded: 1},
 			[][2]string{{"skill_load", `{"skill":"alpha"}`}, {"skill_load", `{"skill":"beta"}`}}, 3},
+		{"session lifetime, documents cleared", conversation.Config{Mode: session.ModeSession},
+			[][2]string{{"skill_load", `{"skill":"alpha","docs":["references/a.md"]}`}, {"skill_select_docs", `{"skill":"alpha","mode":"clear"}`}}, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

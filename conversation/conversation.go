@@ -226,34 +226,40 @@ func (c *Conversation) Call(ctx context.Context, tool string, args json.RawMessa
 	if !json.Valid(args) {
 		return tools.Result{}, fmt.Errorf("tool arguments are not valid JSON: %s", args)
 	}
-	// Only the state is read: a tool call costs the same early and late in
-	// a long session.
-	state, lastSeq, err := c.Store.State(ctx, c.ID)
+	// The tool runs outside the store's lock (it may run a command for a
+	// minute) against the state as the model saw it: in once mode that is
+	// before this response's reset, so a skill loaded for the request the
+	// model is answering can still be read or run.
+	state, _, err := c.Store.State(ctx, c.ID)
 	if err != nil {
 		return tools.Result{}, err
 	}
-	callID := "call_" + strconv.FormatInt(lastSeq+1, 10)
-	asst := session.Event{Kind: session.KindAssistant, Agent: c.Agent,
-		ToolCalls: []session.ToolCall{{ID: callID, Name: tool, Arguments: string(args)}}}
-	if c.Config.Mode == session.ModeOnce {
-		if d := session.ResetDelta(state, c.Agent); len(d) > 0 {
-			asst.StateDelta = d
-			session.ApplyDelta(state, d)
-		}
-	}
-	if _, err := c.Store.Append(ctx, c.ID, asst); err != nil {
-		return tools.Result{}, err
-	}
 	res := t.Call(ctx, tools.Call{Args: args, Skills: c.Skills, State: session.NewAgentState(state, c.Agent)})
-	ev := session.Event{Kind: session.KindTool, Agent: c.Agent, ToolCallID: callID, ToolName: tool, Text: res.Text, IsError: res.IsError}
-	if !res.IsError && len(res.Effects) > 0 {
-		d, err := session.EffectsDelta(state, c.Agent, res.Effects, c.Config.MaxLoaded)
-		if err != nil {
-			return res, err
+	// The assistant message and its result are appended together, and
+	// their state changes are computed from the state at that moment:
+	// concurrent calls on one session neither lose a change nor share a
+	// call ID, and a crash never leaves a call without its result.
+	_, err = c.Store.AppendFunc(ctx, c.ID, func(state map[string]string, lastSeq int64) ([]session.Event, error) {
+		callID := "call_" + strconv.FormatInt(lastSeq+1, 10)
+		asst := session.Event{Kind: session.KindAssistant, Agent: c.Agent,
+			ToolCalls: []session.ToolCall{{ID: callID, Name: tool, Arguments: string(args)}}}
+		if c.Config.Mode == session.ModeOnce {
+			if d := session.ResetDelta(state, c.Agent); len(d) > 0 {
+				asst.StateDelta = d
+				session.ApplyDelta(state, d)
+			}
 		}
-		ev.StateDelta = d
-	}
-	if _, err := c.Store.Append(ctx, c.ID, ev); err != nil {
+		ev := session.Event{Kind: session.KindTool, Agent: c.Agent, ToolCallID: callID, ToolName: tool, Text: res.Text, IsError: res.IsError}
+		if !res.IsError && len(res.Effects) > 0 {
+			d, err := session.EffectsDelta(state, c.Agent, res.Effects, c.Config.MaxLoaded)
+			if err != nil {
+				return nil, err
+			}
+			ev.StateDelta = d
+		}
+		return []session.Event{asst, ev}, nil
+	})
+	if err != nil {
 		return res, err
 	}
 	return res, nil

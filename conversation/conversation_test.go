@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/skillkit/skillkit/conversation"
@@ -345,4 +346,69 @@ func TestConfig(t *testing.T) {
 	if _, err := conversation.Open(t.Context(), store, s.ID, "main", nil); err == nil || !strings.Contains(err.Error(), conversation.MetaKey) {
 		t.Errorf("Open without config: %v", err)
 	}
+}
+
+// TestConcurrentCalls records tool calls on one session from many
+// goroutines: every call gets its own ID, each assistant message is
+// followed by its own result, and no load is lost.
+func TestConcurrentCalls(t *testing.T) {
+	stores(t, func(t *testing.T, store session.Store) {
+		c := open(t, store, conversation.Config{Mode: session.ModeSession}, newSnap(t))
+		do(t, c, "user go")
+		names := []string{"alpha", "beta", "gamma"}
+		var wg sync.WaitGroup
+		for i := range 12 {
+			wg.Go(func() {
+				args := json.RawMessage(`{"name":"` + names[i%3] + `"}`)
+				if res, err := c.Call(t.Context(), "skill", args); err != nil || res.IsError {
+					t.Errorf("call %d: %v %s", i, err, res.Text)
+				}
+			})
+		}
+		wg.Wait()
+		s, err := store.Get(t.Context(), c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := map[string]bool{}
+		for i, ev := range s.Events {
+			if ev.Kind != session.KindAssistant {
+				continue
+			}
+			id := ev.ToolCalls[0].ID
+			if ids[id] {
+				t.Errorf("call ID %s used twice", id)
+			}
+			ids[id] = true
+			if i+1 >= len(s.Events) || s.Events[i+1].Kind != session.KindTool || s.Events[i+1].ToolCallID != id {
+				t.Errorf("assistant event %d (call %s) is not followed by its result", ev.Seq, id)
+			}
+		}
+		if len(ids) != 12 {
+			t.Errorf("%d distinct calls recorded, want 12", len(ids))
+		}
+		if got := loaded(t, c); !slices.Equal(slices.Sorted(slices.Values(got)), names) {
+			t.Errorf("loaded %v, want all of %v", got, names)
+		}
+	})
+}
+
+// TestOnceToolsSeeTheLoadTheyAnswer: in once mode the tools called in the
+// response that follows a load still see that load (the reset applies to
+// later requests, not to the tools answering this one).
+func TestOnceToolsSeeTheLoadTheyAnswer(t *testing.T) {
+	stores(t, func(t *testing.T, store session.Store) {
+		c := open(t, store, conversation.Config{Mode: session.ModeOnce}, newSnap(t))
+		do(t, c, "user go")
+		do(t, c, `skill_load {"skill":"alpha"}`)
+		res, err := c.Call(t.Context(), "skill_read", json.RawMessage(`{"skill":"alpha","path":"references/a.md"}`))
+		if err != nil || res.IsError || res.Text != "# A\n" {
+			t.Fatalf("skill_read after a once load: %v %q", err, res.Text)
+		}
+		// That response consumed the load: the next call no longer sees it.
+		res, err = c.Call(t.Context(), "skill_read", json.RawMessage(`{"skill":"alpha","path":"references/a.md"}`))
+		if err != nil || !res.IsError {
+			t.Fatalf("second skill_read: %v %q, want the not-loaded error", err, res.Text)
+		}
+	})
 }

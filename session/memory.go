@@ -141,6 +141,79 @@ func (m *MemoryStore) Append(ctx context.Context, id string, ev Event) (Event, e
 	return staged.Clone(), nil
 }
 
+// AppendFunc implements Store.
+func (m *MemoryStore) AppendFunc(ctx context.Context, id string, build BuildFunc) ([]Event, error) {
+	ms, err := m.lookup(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if ms.deleted {
+		return nil, NotFound(id)
+	}
+	evs, err := build(maps.Clone(ms.s.State), ms.s.LastSeq())
+	if err != nil {
+		return nil, fmt.Errorf("session %q: append: %w", id, err)
+	}
+	// Events are staged on a working copy of the parts they change and
+	// installed only when every one was accepted.
+	events := ms.s.Events
+	state := ms.s.State
+	staged := make([]Event, 0, len(evs))
+	cloned := false
+	for i, ev := range evs {
+		e, err := PrepareEvent(ev, m.now())
+		if err != nil {
+			return nil, fmt.Errorf("session %q: append event %d of %d: %w", id, i+1, len(evs), err)
+		}
+		var snap *Session
+		if m.hook != nil {
+			snap = &Session{ID: ms.s.ID, Created: ms.s.Created, Meta: ms.s.Meta, Events: events, State: state}
+			snap = snap.Clone()
+		}
+		var out Event
+		commit := func(e *Event) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			out = e.Clone()
+			last := ms.s.LastSeq() + int64(len(staged))
+			turn := ms.s.Turn()
+			if len(staged) > 0 {
+				turn = staged[len(staged)-1].Turn
+			}
+			out.Seq, out.Turn = last+1, turn
+			if out.Kind.StartsTurn() {
+				out.Turn++
+			}
+			*e = out.Clone()
+			return nil
+		}
+		if err := RunAppendHook(ctx, m.hook, snap, &e, commit); err != nil {
+			return nil, fmt.Errorf("session %q: append event %d of %d: %w", id, i+1, len(evs), err)
+		}
+		staged = append(staged, out)
+		if m.hook != nil {
+			// Later hooks in the batch see the earlier events.
+			if !cloned {
+				state, cloned = maps.Clone(state), true
+			}
+			events = append(slices.Clip(events), out)
+			ApplyDelta(state, out.StateDelta)
+		}
+	}
+	for _, e := range staged {
+		ms.s.Events = append(ms.s.Events, e)
+		ApplyDelta(ms.s.State, e.StateDelta)
+	}
+	out := make([]Event, len(staged))
+	for i, e := range staged {
+		out[i] = e.Clone()
+	}
+	return out, nil
+}
+
 // List implements Store.
 func (m *MemoryStore) List(ctx context.Context) ([]Info, error) {
 	if err := ctx.Err(); err != nil {

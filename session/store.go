@@ -48,6 +48,13 @@ type Store interface {
 	// its StateDelta in one atomic step. It returns the event as stored.
 	// When Append returns nil the event is durable to the store's promise.
 	Append(ctx context.Context, id string, ev Event) (Event, error)
+	// AppendFunc appends, atomically and all or none, the events build
+	// returns. build sees the session's state and newest Seq as they are
+	// at that moment and runs while the session is locked against other
+	// appends, so a change computed from the state cannot be lost to a
+	// concurrent writer. It must be quick and must not call the store.
+	// Each event goes through the AppendHook as with Append.
+	AppendFunc(ctx context.Context, id string, build BuildFunc) ([]Event, error)
 	// List describes every session, oldest first (ties by ID).
 	List(ctx context.Context) ([]Info, error)
 	// Delete removes a session with its events and state. A missing
@@ -56,6 +63,11 @@ type Store interface {
 	// Close releases the store's resources; later calls return ErrClosed.
 	Close() error
 }
+
+// BuildFunc computes events from a session's current state (a copy the
+// function may change) and the Seq of its newest event. See
+// Store.AppendFunc.
+type BuildFunc func(state map[string]string, lastSeq int64) ([]Event, error)
 
 // AppendHook runs inside Store.Append, after validation and before the event
 // is persisted, while the session is locked against other appends. sess is

@@ -89,12 +89,13 @@ func TestBenchCache(t *testing.T) {
 			t.Errorf("%s: system placement reuses %.1f%% overall, tool-result %.1f%%; want system lower", m, sys.ReusePct, tr.ReusePct)
 		}
 	}
-	// In session mode an LRU eviction within a turn drops content from an
-	// earlier tool result; without the cap nothing is evicted.
+	// In session mode an unload within a turn — an LRU eviction, or
+	// documents deselected — drops content from an earlier tool result;
+	// the cap adds evictions to the scripts' deselections.
 	capped := row(t, rep, assembly.PlacementToolResult, session.ModeSession)
 	uncapped := row(t, benchReport(t, "--max-loaded", "0", examples), assembly.PlacementToolResult, session.ModeSession)
-	if capped.WithinTurnReusePct >= 100 || uncapped.WithinTurnReusePct != 100 {
-		t.Errorf("session mode within-turn reuse: %.1f%% with cap 2 (want < 100, the scripts evict), %.1f%% without (want 100)",
+	if capped.WithinTurnReusePct >= uncapped.WithinTurnReusePct || uncapped.WithinTurnReusePct >= 100 {
+		t.Errorf("session mode within-turn reuse: %.1f%% with cap 2, %.1f%% without; want capped < uncapped < 100 (the scripts evict and deselect)",
 			capped.WithinTurnReusePct, uncapped.WithinTurnReusePct)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -38,6 +39,8 @@ func Run(t *testing.T, newStore NewStore) {
 		{"AppendSeqTurnAndDelta", testAppend},
 		{"AppendInvalid", testAppendInvalid},
 		{"StateMatchesGet", testState},
+		{"AppendFuncAtomic", testAppendFunc},
+		{"AppendFuncNoLostUpdates", testAppendFuncConcurrent},
 		{"SnapshotsAreCopies", testSnapshotsAreCopies},
 		{"ListAndDelete", testListAndDelete},
 		{"HookRewritesDelta", testHookRewrites},
@@ -612,5 +615,110 @@ func testState(t *testing.T, newStore NewStore) {
 	}
 	if _, _, err := s.State(ctx, "missing"); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("State of a missing session: err = %v, want ErrNotFound", err)
+	}
+}
+
+// testAppendFunc checks that AppendFunc builds from the current state,
+// appends consecutive events, and appends nothing when the build fails,
+// an event is invalid or a hook vetoes one of them.
+func testAppendFunc(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	veto := errors.New("veto")
+	s := open(t, newStore, &session.Options{AppendHook: func(ctx context.Context, sess *session.Session, ev *session.Event, next func() error) error {
+		if ev.Text == "vetoed" {
+			return veto
+		}
+		return next()
+	}})
+	sess := mustCreate(t, s, "af")
+	if _, err := s.Append(ctx, sess.ID, session.Event{Kind: session.KindState, StateDelta: map[string]*string{"n": session.Ptr("1")}}); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.AppendFunc(ctx, sess.ID, func(state map[string]string, last int64) ([]session.Event, error) {
+		if state["n"] != "1" || last != 1 {
+			return nil, fmt.Errorf("build saw state %v and last %d, want n=1 and 1", state, last)
+		}
+		state["scratch"] = "changing the copy is harmless"
+		return []session.Event{
+			{Kind: session.KindUser, Text: "hello"},
+			{Kind: session.KindState, StateDelta: map[string]*string{"n": session.Ptr("2")}},
+		}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || evs[0].Seq != 2 || evs[1].Seq != 3 || evs[0].Turn != 1 || evs[1].Turn != 1 {
+		t.Fatalf("AppendFunc returned %+v", evs)
+	}
+	failures := []struct {
+		name  string
+		build session.BuildFunc
+	}{
+		{"build error", func(map[string]string, int64) ([]session.Event, error) { return nil, errors.New("no") }},
+		{"invalid second event", func(map[string]string, int64) ([]session.Event, error) {
+			return []session.Event{{Kind: session.KindUser, Text: "ok"}, {Kind: "bogus"}}, nil
+		}},
+		{"vetoed second event", func(map[string]string, int64) ([]session.Event, error) {
+			return []session.Event{{Kind: session.KindUser, Text: "ok", StateDelta: map[string]*string{"n": session.Ptr("9")}}, {Kind: session.KindUser, Text: "vetoed"}}, nil
+		}},
+	}
+	for _, f := range failures {
+		if _, err := s.AppendFunc(ctx, sess.ID, f.build); err == nil {
+			t.Errorf("%s: AppendFunc succeeded", f.name)
+		}
+		got, err := s.Get(ctx, sess.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.LastSeq() != 3 || got.State["n"] != "2" || got.State["scratch"] != "" {
+			t.Errorf("%s: session changed: last %d, state %v", f.name, got.LastSeq(), got.State)
+		}
+	}
+	if _, err := s.AppendFunc(ctx, "missing", func(map[string]string, int64) ([]session.Event, error) { return nil, nil }); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("AppendFunc on a missing session: %v, want ErrNotFound", err)
+	}
+}
+
+// testAppendFuncConcurrent increments a counter from many goroutines with
+// AppendFunc: no update may be lost, and each goroutine's two events must
+// be adjacent.
+func testAppendFuncConcurrent(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	s := open(t, newStore, nil)
+	sess := mustCreate(t, s, "inc")
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for g := range n {
+		wg.Go(func() {
+			_, err := s.AppendFunc(ctx, sess.ID, func(state map[string]string, last int64) ([]session.Event, error) {
+				v, _ := strconv.Atoi(state["count"])
+				return []session.Event{
+					{Kind: session.KindState, Text: fmt.Sprintf("g%d first", g)},
+					{Kind: session.KindState, Text: fmt.Sprintf("g%d second", g), StateDelta: map[string]*string{"count": session.Ptr(strconv.Itoa(v + 1))}},
+				}, nil
+			})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Get(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State["count"] != strconv.Itoa(n) {
+		t.Errorf("count = %q after %d increments: updates were lost", got.State["count"], n)
+	}
+	for i := 0; i+1 < len(got.Events); i += 2 {
+		a, b := got.Events[i].Text, got.Events[i+1].Text
+		if strings.TrimSuffix(a, " first") != strings.TrimSuffix(b, " second") {
+			t.Errorf("events %d and %d are %q and %q: a batch was interleaved", i+1, i+2, a, b)
+		}
 	}
 }

@@ -201,27 +201,8 @@ func (s *Store) State(ctx context.Context, id string) (map[string]string, int64,
 		return nil, 0, s.wrap(id, "state", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	var last int64
-	if err := tx.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, id).Scan(&last); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, 0, session.NotFound(id)
-		}
-		return nil, 0, s.wrap(id, "state", err)
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT key, value FROM state WHERE session_id = ?`, id)
+	state, last, err := readState(ctx, tx, id)
 	if err != nil {
-		return nil, 0, s.wrap(id, "state", err)
-	}
-	defer rows.Close()
-	state := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, 0, s.wrap(id, "state", err)
-		}
-		state[k] = v
-	}
-	if err := rows.Err(); err != nil {
 		return nil, 0, s.wrap(id, "state", err)
 	}
 	return state, last, nil
@@ -255,6 +236,78 @@ func (s *Store) Append(ctx context.Context, id string, ev session.Event) (sessio
 		return session.Event{}, s.wrap(id, "append: commit", err)
 	}
 	return e.Clone(), nil
+}
+
+// AppendFunc implements session.Store: one write transaction reads the
+// state, runs build and inserts every event it returns.
+func (s *Store) AppendFunc(ctx context.Context, id string, build session.BuildFunc) ([]session.Event, error) {
+	if s.closed.Load() {
+		return nil, session.ErrClosed
+	}
+	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE: take the write lock now
+	if err != nil {
+		return nil, s.wrap(id, "append", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	state, last, err := readState(ctx, tx, id)
+	if err != nil {
+		return nil, s.wrap(id, "append", err)
+	}
+	evs, err := build(state, last)
+	if err != nil {
+		return nil, s.wrap(id, "append", err)
+	}
+	now := time.Now()
+	out := make([]session.Event, 0, len(evs))
+	for i, ev := range evs {
+		e, err := session.PrepareEvent(ev, now)
+		if err != nil {
+			return nil, s.wrap(id, fmt.Sprintf("append event %d of %d", i+1, len(evs)), err)
+		}
+		var snap *session.Session
+		if s.hook != nil {
+			if snap, err = loadSession(ctx, tx, id); err != nil {
+				return nil, s.wrap(id, "append", err)
+			}
+		}
+		commit := func(e *session.Event) error { return insertEvent(ctx, tx, id, e) }
+		if err := session.RunAppendHook(ctx, s.hook, snap, &e, commit); err != nil {
+			return nil, s.wrap(id, fmt.Sprintf("append event %d of %d", i+1, len(evs)), err)
+		}
+		out = append(out, e.Clone())
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, s.wrap(id, "append: commit", err)
+	}
+	return out, nil
+}
+
+// readState reads a session's state and newest Seq inside q.
+func readState(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, id string) (map[string]string, int64, error) {
+	var last int64
+	if err := q.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, id).Scan(&last); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, 0, session.NotFound(id)
+		}
+		return nil, 0, err
+	}
+	rows, err := q.QueryContext(ctx, `SELECT key, value FROM state WHERE session_id = ?`, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	state := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, 0, err
+		}
+		state[k] = v
+	}
+	return state, last, rows.Err()
 }
 
 // List implements session.Store.
