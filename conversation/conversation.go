@@ -26,7 +26,9 @@ import (
 // Config is a conversation's behaviour. It is stored in the session's
 // metadata so every later command sees the same settings.
 type Config struct {
-	// Roots are the skill roots (empty: the default roots).
+	// Roots are the skill roots the session reads, as absolute paths.
+	// They are fixed when the session is made (skillkit session new
+	// resolves the default roots then); empty means no skills.
 	Roots []string `json:"roots,omitempty"`
 	// Mode is the load lifetime ("" means session.DefaultMode).
 	Mode session.Mode `json:"mode"`

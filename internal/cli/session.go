@@ -129,6 +129,9 @@ func sessionNew(env *Env, f *sessionFlags) *cobra.Command {
 				return err
 			}
 			cfg.Roots = roots
+			if len(roots) == 0 {
+				fmt.Fprintln(env.Stderr, "skillkit: warning: no skill roots found ($SKILLKIT_PATH, the project's .agents/skills, ~/.agents/skills); the session has no skills — pass ROOT arguments to give it some")
+			}
 			if cfg, err = cfg.Normalize(); err != nil {
 				return err
 			}
