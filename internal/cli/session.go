@@ -235,7 +235,7 @@ func sessionCall(env *Env, f *sessionFlags) *cobra.Command {
 			if len(args) == 3 {
 				raw = json.RawMessage(args[2])
 				if !json.Valid(raw) {
-					return fmt.Errorf("argument JSON is not valid JSON: %s", args[2])
+					return fmt.Errorf("argument JSON is not valid JSON: %s; pass the tool arguments as one JSON object, for example '{\"skill\":\"pdf\"}'", args[2])
 				}
 			}
 			res, err := c.Call(cmd.Context(), args[1], raw)
