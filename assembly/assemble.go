@@ -462,9 +462,12 @@ func (a *assembler) loads(ev session.Event, name string) bool {
 	return ok && v != nil && *v != ""
 }
 
-// carries reports whether the event is a tool result of the agent that
-// shows the skill's instructions (subject to liveness).
+// carries reports whether the event shows the skill's instructions: a tool
+// result of the agent (subject to liveness) or a direct invocation.
 func (a *assembler) carries(ev session.Event, name string) bool {
+	if ev.Kind == session.KindContext && ev.Agent == a.in.Agent && a.loads(ev, name) {
+		return true // a skill the user invoked directly: the block is the event
+	}
 	if ev.Kind != session.KindTool || ev.IsError || ev.Agent != a.in.Agent {
 		return false
 	}

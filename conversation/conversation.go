@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -142,15 +143,11 @@ func Open(ctx context.Context, store session.Store, id, agent string, snap *regi
 // differs from the one the agent saw last. It reports whether an event was
 // appended.
 func (c *Conversation) PublishCatalog(ctx context.Context) (bool, error) {
-	s, err := c.Store.Get(ctx, c.ID)
+	state, _, err := c.Store.State(ctx, c.ID)
 	if err != nil {
 		return false, err
 	}
-	return c.publish(ctx, s)
-}
-
-func (c *Conversation) publish(ctx context.Context, s *session.Session) (bool, error) {
-	ev, err := assembly.CatalogEvent(s, c.Agent, c.Skills, c.Tools, &assembly.CatalogOptions{Format: c.Config.CatalogFormat})
+	ev, err := assembly.CatalogEvent(&session.Session{ID: c.ID, State: state}, c.Agent, c.Skills, c.Tools, &assembly.CatalogOptions{Format: c.Config.CatalogFormat})
 	if err != nil || ev == nil {
 		return false, err
 	}
@@ -158,28 +155,66 @@ func (c *Conversation) publish(ctx context.Context, s *session.Session) (bool, e
 	return err == nil, err
 }
 
+// mentionRE finds direct invocations: "/name" at the start of the message
+// or after white space, ending at white space, punctuation or the end.
+var mentionRE = regexp.MustCompile(`(?:^|\s)/([a-z0-9]+(?:-[a-z0-9]+)*)(?:$|[\s.,;:!?)])`)
+
+// invocation is a skill a user invoked directly, rendered.
+type invocation struct{ name, text string }
+
+// invocations renders the skills text invokes directly (/name) that exist
+// and that the user may invoke, in order of first mention. Other
+// /words are left alone: they may be paths or commands.
+func (c *Conversation) invocations(ctx context.Context, text string) []invocation {
+	var out []invocation
+	seen := map[string]bool{}
+	for _, m := range mentionRE.FindAllStringSubmatch(text, -1) {
+		name := m[1]
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if block, err := tools.RenderUserSkill(ctx, c.Skills, name); err == nil {
+			out = append(out, invocation{name, block})
+		}
+	}
+	return out
+}
+
 // User records a user message, which starts a turn. In turn mode the
 // message's state change unloads every agent's skills; the agent's
-// catalog is republished first when the skill set changed.
+// catalog is republished first when the skill set changed. A skill the
+// message invokes directly (/name, for any user-invocable skill, including
+// those hidden from the model) is added right after it as the skill tool's
+// rendered block and marked loaded, so its files can be read and run.
 func (c *Conversation) User(ctx context.Context, text string) (session.Event, error) {
-	s, err := c.Store.Get(ctx, c.ID)
+	if _, err := c.PublishCatalog(ctx); err != nil {
+		return session.Event{}, err
+	}
+	invoked := c.invocations(ctx, text)
+	evs, err := c.Store.AppendFunc(ctx, c.ID, func(state map[string]string, _ int64) ([]session.Event, error) {
+		user := session.Event{Kind: session.KindUser, Text: text}
+		if c.Config.Mode == session.ModeTurn {
+			if d := session.ResetDelta(state, ""); len(d) > 0 {
+				user.StateDelta = d
+				session.ApplyDelta(state, d)
+			}
+		}
+		out := []session.Event{user}
+		for _, inv := range invoked {
+			d, err := session.EffectsDelta(state, c.Agent, []tools.Effect{{Kind: tools.EffectLoad, Skill: inv.name, DocsMode: tools.DocsKeep}}, c.Config.MaxLoaded)
+			if err != nil {
+				return nil, err
+			}
+			session.ApplyDelta(state, d)
+			out = append(out, session.Event{Kind: session.KindContext, Agent: c.Agent, Text: inv.text, StateDelta: d})
+		}
+		return out, nil
+	})
 	if err != nil {
 		return session.Event{}, err
 	}
-	if ok, err := c.publish(ctx, s); err != nil {
-		return session.Event{}, err
-	} else if ok {
-		if s, err = c.Store.Get(ctx, c.ID); err != nil {
-			return session.Event{}, err
-		}
-	}
-	ev := session.Event{Kind: session.KindUser, Text: text}
-	if c.Config.Mode == session.ModeTurn {
-		if d := session.ResetDelta(s.State, ""); len(d) > 0 {
-			ev.StateDelta = d
-		}
-	}
-	return c.Store.Append(ctx, c.ID, ev)
+	return evs[0], nil
 }
 
 // Declare validates declared loads atomically (session.ResolveLoads) and

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/skillkit/skillkit/assembly"
 	"github.com/skillkit/skillkit/conversation"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
@@ -409,6 +410,76 @@ func TestOnceToolsSeeTheLoadTheyAnswer(t *testing.T) {
 		res, err = c.Call(t.Context(), "skill_read", json.RawMessage(`{"skill":"alpha","path":"references/a.md"}`))
 		if err != nil || !res.IsError {
 			t.Fatalf("second skill_read: %v %q, want the not-loaded error", err, res.Text)
+		}
+	})
+}
+
+// TestUserInvokesSkillDirectly: "/name" in a user message adds the skill
+// block after the message and loads the skill — also for a skill hidden
+// from the model — while unknown names, skills the user may not invoke and
+// /paths are left alone.
+func TestUserInvokesSkillDirectly(t *testing.T) {
+	root := t.TempDir()
+	for rel, data := range map[string]string{
+		"release/SKILL.md":   "---\nname: release\ndescription: Release notes.\ndisable-model-invocation: true\n---\n# Release steps\n",
+		"modelonly/SKILL.md": "---\nname: modelonly\ndescription: Model only.\nuser-invocable: false\n---\n# Model only\n",
+		"alpha/SKILL.md":     "---\nname: alpha\ndescription: Alpha.\n---\n# Alpha\n",
+	} {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := source.Dir(root, "project", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.New(context.Background(), []source.Source{src}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores(t, func(t *testing.T, store session.Store) {
+		c := open(t, store, conversation.Config{}, reg.Snapshot())
+		if _, err := c.User(t.Context(), "/release please, then /modelonly and /nosuch, see /usr/bin; /release again"); err != nil {
+			t.Fatal(err)
+		}
+		s, err := store.Get(t.Context(), c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []session.Kind
+		for _, ev := range s.Events {
+			kinds = append(kinds, ev.Kind)
+		}
+		// catalog, the user message, one block for /release.
+		if !slices.Equal(kinds, []session.Kind{session.KindContext, session.KindUser, session.KindContext}) {
+			t.Fatalf("event kinds %v", kinds)
+		}
+		block := s.Events[2].Text
+		if !strings.HasPrefix(block, `<skill_content name="release">`) || !strings.Contains(block, "# Release steps") {
+			t.Errorf("invocation block:\n%s", block)
+		}
+		if !slices.Equal(loaded(t, c), []string{"release"}) {
+			t.Errorf("loaded %v, want [release]", loaded(t, c))
+		}
+		req, err := c.Request(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := req.Text()
+		if strings.Count(text, "# Release steps") != 1 || strings.Contains(text, assembly.FallbackHeader) {
+			t.Errorf("the block must appear once, with no fallback copy:\n%s", text)
+		}
+		// The hidden skill's files can now be read (the user brought it in);
+		// the model still cannot load it itself.
+		if res, err := c.Call(t.Context(), "skill_read", json.RawMessage(`{"skill":"release","path":"SKILL.md"}`)); err != nil || res.IsError || !strings.Contains(res.Text, "# Release steps") {
+			t.Errorf("skill_read on the invoked hidden skill: %v %q", err, res.Text)
+		}
+		if res, _ := c.Call(t.Context(), "skill_load", json.RawMessage(`{"skill":"release"}`)); !res.IsError || !strings.Contains(res.Text, "not available for model invocation") {
+			t.Errorf("skill_load of the hidden skill: %q, want the not-available error", res.Text)
 		}
 	})
 }

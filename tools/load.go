@@ -205,10 +205,13 @@ func Read() Tool {
 			if r, ok := decode(ReadName, c.Args, &a); !ok {
 				return r
 			}
-			if r, ok := checkSkill(c.Skills, a.Skill); !ok {
+			// A skill the user invoked directly is loaded even when it is
+			// hidden from the model: its files may then be read too.
+			loaded := c.State != nil && c.State.Loaded(a.Skill)
+			if r, ok := checkSkill(c.Skills, a.Skill); !ok && !(loaded && skill.ValidName(a.Skill) && listed(c.Skills, a.Skill)) {
 				return r
 			}
-			if c.State == nil || !c.State.Loaded(a.Skill) {
+			if !loaded {
 				return Errorf("Error: skill %q is not loaded; call %s or %s first", a.Skill, SkillName, LoadName)
 			}
 			if a.Path == "" {
@@ -247,6 +250,12 @@ func checkSkill(snap *registry.Snapshot, name string) (Result, bool) {
 		return Errorf("%s", catalog.NotModelInvocableError(name)), false
 	}
 	return Result{}, true
+}
+
+// listed reports whether the snapshot holds the skill.
+func listed(snap *registry.Snapshot, name string) bool {
+	_, ok := Lookup(snap, name)
+	return ok
 }
 
 // Lookup finds a skill in a possibly nil snapshot.

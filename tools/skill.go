@@ -50,6 +50,32 @@ var ErrSkillCall = errors.New("skill call failed")
 // RenderSkill returns exactly what the skill tool returns for name: the
 // rendered skill block, or (with a non-nil error) the error text.
 func RenderSkill(ctx context.Context, snap *registry.Snapshot, name string) (string, error) {
+	return render(ctx, snap, name, func(sum skill.Summary) string {
+		if !sum.ModelInvocable {
+			return catalog.NotModelInvocableError(name)
+		}
+		return ""
+	})
+}
+
+// RenderUserSkill returns the skill block added to the conversation when
+// a user invokes NAME directly (by writing /NAME): the skill tool's
+// rendering, for any skill the user may invoke — including those hidden
+// from the model with disable-model-invocation, for which this is the only
+// way in. Errors carry the same texts as the skill tool, or one saying the
+// skill is not user-invocable.
+func RenderUserSkill(ctx context.Context, snap *registry.Snapshot, name string) (string, error) {
+	return render(ctx, snap, name, func(sum skill.Summary) string {
+		if !sum.UserInvocable {
+			return `Error: skill "` + name + `" is not available for user invocation`
+		}
+		return ""
+	})
+}
+
+// render applies the skill tool's checks in order — name rule, listed, the
+// caller's invocation check, readable body — and renders the result.
+func render(ctx context.Context, snap *registry.Snapshot, name string, allowed func(skill.Summary) string) (string, error) {
 	if !skill.ValidName(name) {
 		return catalog.InvalidNameError(name), ErrSkillCall
 	}
@@ -60,8 +86,8 @@ func RenderSkill(ctx context.Context, snap *registry.Snapshot, name string) (str
 	if !ok {
 		return catalog.UnknownSkillError(name), ErrSkillCall
 	}
-	if !sum.ModelInvocable {
-		return catalog.NotModelInvocableError(name), ErrSkillCall
+	if msg := allowed(sum); msg != "" {
+		return msg, ErrSkillCall
 	}
 	body, err := snap.Body(ctx, name)
 	if err != nil {
