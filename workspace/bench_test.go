@@ -67,7 +67,7 @@ func BenchmarkStageFirst(b *testing.B) {
 		if err := os.RemoveAll(filepath.Join(w.SkillsDir(), "s")); err != nil {
 			b.Fatal(err)
 		}
-		os.Remove(filepath.Join(w.Dir(), stagedDir, "s.json"))
+		os.Remove(filepath.Join(w.m.MetaRoot(), w.ID(), stagedName, "s.json"))
 		delete(w.st.manifests, "s")
 		b.StartTimer()
 		res, err := w.Stage(ctx, "s", src)

@@ -9,15 +9,16 @@ import (
 	"strings"
 )
 
-// Names inside the root and inside each workspace.
+// Names inside the roots and inside each workspace.
 const (
-	sweepLockName = ".sweep.lock"
-	trashPrefix   = ".trash-"
-	metaDir       = ".skillkit"
-	lockName      = "lock"
-	usedName      = "used"
-	stagedDir     = metaDir + "/staged"
-	tmpDir        = metaDir + "/tmp"
+	// trashPrefix starts the names Sweep renames workspaces and records to
+	// before removing them, in Root and in MetaRoot.
+	trashPrefix = ".trash-"
+	// stagePrefix and oldPrefix start the temporary directories of Stage,
+	// inside skills/ so that the final rename stays on one file system.
+	// Skill names cannot start with '.', so they never collide.
+	stagePrefix = ".stage-"
+	oldPrefix   = ".old-"
 
 	skillsName = "skills"
 	workName   = "work"

@@ -12,11 +12,25 @@
 //	    out    -> ../../out          convenience links, relative so the tree
 //	    work   -> ../../work         can be mounted elsewhere (e.g. a container)
 //	    inputs -> ../../work/inputs
+//	  skills/.stage-*  a copy being staged (renamed into place when complete)
 //	  work/            scratch space shared by the session's commands
 //	  work/inputs/     copies of host inputs (CopyInput)
 //	  out/             files meant for the caller (Collect)
 //	  runs/<run-id>/   one fresh directory per command (RUN_DIR)
-//	  .skillkit/       lock file, last-used marker, staging manifests, temp dirs
+//
+// Commands may write anywhere in that tree, so the host keeps nothing of its
+// own there. Its records live in the metadata root (Options.MetaRoot, by
+// default <root>/.meta), which commands cannot reach:
+//
+//	.meta/
+//	  sweep.lock, last-sweep
+//	  s1/lock                 flocked while a command runs
+//	  s1/used                 mtime: last use
+//	  s1/staged/<name>.json   digests of the staged copy
+//
+// A directory under the root is a workspace only if it has a record: Open
+// refuses to adopt a non-empty directory without one (ErrNotWorkspace), and
+// Sweep never removes it.
 //
 // Inputs live in work/inputs rather than a top-level inputs/ so that a
 // command's scratch space and its inputs share one writable tree; the inputs
@@ -35,10 +49,14 @@
 //	out, err := ws.Collect(ctx, []string{"out/**"}, nil)
 //
 // Idle workspaces (unused for longer than the TTL, and not locked) are
-// removed by Sweep, which Open also runs by itself when the last sweep is
-// older than a quarter of the TTL, so nobody has to schedule it.
+// removed with their records by Sweep, which Open also runs by itself when
+// the last sweep is older than a quarter of the TTL, so nobody has to
+// schedule it. Options.NoSweep turns this off, for a root that is a folder
+// of the user's.
 //
-// Every path taken from a skill, a glob or an argument is resolved through
-// os.Root, so symbolic links cannot lead reads or writes out of the directory
-// they belong to.
+// Every path the host touches, in a workspace or in the metadata root, is
+// resolved through an os.Root, so symbolic links a command plants cannot
+// lead the host's reads or writes out of the directory they belong to; a
+// file or link a command leaves in place of a layout directory is replaced
+// by the directory when the workspace is opened or locked.
 package workspace

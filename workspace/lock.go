@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 )
@@ -42,26 +41,21 @@ func (w *Workspace) Lock(ctx context.Context) (unlock func(), err error) {
 	}, nil
 }
 
-// lockFileHeld opens the workspace lock file and holds an exclusive flock on
-// it. If Sweep removed the workspace meanwhile, the held file is no longer
-// the one at the path; the layout is then recreated and locking retried.
+// lockFileHeld opens the workspace's lock file in the metadata root and
+// holds an exclusive flock on it. If Sweep removed the workspace meanwhile,
+// the held file is no longer the one at the path; the record and layout are
+// then recreated and locking retried.
 func (w *Workspace) lockFileHeld(ctx context.Context) (*os.File, error) {
-	p := filepath.Join(w.dir, metaDir, lockName)
+	p := metaPath(w.id, lockName)
 	for {
-		if err := w.ensureLayout(); err != nil {
+		if err := w.ensure(); err != nil {
 			return nil, err
 		}
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+		f, same, err := w.tryLockFile(ctx, p)
 		if err != nil {
-			return nil, fmt.Errorf("workspace %s: lock: %w", w.id, err)
+			return nil, err
 		}
-		if err := waitFlock(ctx, f, true); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("workspace %s: lock: %w", w.id, err)
-		}
-		held, err1 := f.Stat()
-		now, err2 := os.Stat(p)
-		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+		if same {
 			return f, nil
 		}
 		unflock(f)
@@ -69,21 +63,25 @@ func (w *Workspace) lockFileHeld(ctx context.Context) (*os.File, error) {
 	}
 }
 
-// lockFile takes a shared or exclusive flock on the file at p, creating it,
-// and returns its release function.
-func lockFile(ctx context.Context, p string, exclusive bool) (func(), error) {
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+// tryLockFile opens and flocks the metadata file p and reports whether it
+// is still the file at p once locked.
+func (w *Workspace) tryLockFile(ctx context.Context, p string) (*os.File, bool, error) {
+	meta, err := w.m.openMeta()
 	if err != nil {
-		return nil, fmt.Errorf("workspace: lock %s: %w", p, err)
+		return nil, false, err
 	}
-	if err := waitFlock(ctx, f, exclusive); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("workspace: lock %s: %w", p, err)
+	defer meta.Close()
+	f, err := meta.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, false, fmt.Errorf("workspace %s: lock: %w", w.id, err)
 	}
-	return func() {
-		unflock(f)
+	if err := waitFlock(ctx, f, true); err != nil {
 		f.Close()
-	}, nil
+		return nil, false, fmt.Errorf("workspace %s: lock: %w", w.id, err)
+	}
+	held, err1 := f.Stat()
+	now, err2 := meta.Lstat(p)
+	return f, err1 == nil && err2 == nil && os.SameFile(held, now), nil
 }
 
 // Poll bounds for waitFlock. A blocking flock cannot be interrupted by a

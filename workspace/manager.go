@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -29,6 +31,11 @@ var (
 	ErrInvalidGlob = errors.New("workspace: invalid glob")
 	// ErrNotStaged reports a run requested for a skill that was never staged.
 	ErrNotStaged = errors.New("workspace: skill not staged")
+	// ErrNotWorkspace reports a directory at a workspace's path that has no
+	// metadata record and is not empty: Open never adopts such a folder.
+	ErrNotWorkspace = errors.New("workspace: directory is not a workspace")
+	// ErrSweepDisabled is returned by Sweep when Options.NoSweep is set.
+	ErrSweepDisabled = errors.New("workspace: sweeping is disabled")
 )
 
 // Defaults used when an Options field is zero.
@@ -46,6 +53,16 @@ type Options struct {
 	// Root holds one directory per workspace. Default:
 	// os.UserCacheDir()/skillkit/workspaces.
 	Root string
+	// MetaRoot holds the host's records of the workspaces (locks, last use,
+	// staging digests), one folder per workspace ID. A directory under Root
+	// is a workspace only if it has a record here. Commands must not be
+	// able to write MetaRoot, so it may not be a workspace directory or lie
+	// inside one. Default: Root/.meta (hidden names are never workspace IDs).
+	MetaRoot string
+	// NoSweep disables idle removal: Open does not sweep and Sweep returns
+	// ErrSweepDisabled. Use it when Root is a directory of the user's, whose
+	// other entries must be left alone.
+	NoSweep bool
 	// TTL is how long a workspace may stay unused before Sweep removes it.
 	// Default DefaultTTL.
 	TTL time.Duration
@@ -67,6 +84,8 @@ type Options struct {
 // in-process locks see every user.
 type Manager struct {
 	root          string
+	metaRoot      string
+	noSweep       bool
 	ttl           time.Duration
 	inputRoots    []string
 	maxSkillFiles int
@@ -95,6 +114,8 @@ func New(opts *Options) (*Manager, error) {
 	}
 	m := &Manager{
 		root:          o.Root,
+		metaRoot:      o.MetaRoot,
+		noSweep:       o.NoSweep,
 		ttl:           o.TTL,
 		maxSkillFiles: o.MaxSkillFiles,
 		maxSkillBytes: o.MaxSkillBytes,
@@ -114,6 +135,15 @@ func New(opts *Options) (*Manager, error) {
 		return nil, fmt.Errorf("workspace: Options.Root %q: %w", m.root, err)
 	}
 	m.root = root
+	if m.metaRoot == "" {
+		m.metaRoot = filepath.Join(m.root, ".meta")
+	}
+	if m.metaRoot, err = filepath.Abs(m.metaRoot); err != nil {
+		return nil, fmt.Errorf("workspace: Options.MetaRoot %q: %w", o.MetaRoot, err)
+	}
+	if err := checkMetaRoot(m.root, m.metaRoot); err != nil {
+		return nil, err
+	}
 	if err := setDefault("TTL", &m.ttl, DefaultTTL); err != nil {
 		return nil, err
 	}
@@ -145,27 +175,58 @@ func New(opts *Options) (*Manager, error) {
 	if err := os.MkdirAll(m.root, 0o700); err != nil {
 		return nil, fmt.Errorf("workspace: create root %s: %w", m.root, err)
 	}
+	if err := os.MkdirAll(m.metaRoot, 0o700); err != nil {
+		return nil, fmt.Errorf("workspace: create metadata root %s: %w", m.metaRoot, err)
+	}
 	return m, nil
+}
+
+// checkMetaRoot refuses a metadata root that commands could write (the
+// workspace root itself or a workspace inside it) or that holds the
+// workspace root (whose name could then be taken for a workspace ID).
+func checkMetaRoot(root, meta string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("%w: Options.MetaRoot %s %s; use a directory outside Root, or a hidden one such as %s",
+			ErrInvalidOption, meta, why, filepath.Join(root, ".meta"))
+	}
+	if meta == root {
+		return bad("is Options.Root")
+	}
+	if rel, err := filepath.Rel(root, meta); err == nil && filepath.IsLocal(rel) {
+		first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		if validName("", first, maxIDLen) == nil {
+			return bad("lies inside workspace directory " + filepath.Join(root, first))
+		}
+	}
+	if rel, err := filepath.Rel(meta, root); err == nil && filepath.IsLocal(rel) {
+		return bad("contains Options.Root")
+	}
+	return nil
 }
 
 // Root returns the absolute directory holding the workspaces.
 func (m *Manager) Root() string { return m.root }
 
+// MetaRoot returns the absolute directory holding the workspace records.
+func (m *Manager) MetaRoot() string { return m.metaRoot }
+
 // Open creates the workspace for id (a session ID) or reopens it, records it
 // as used now and returns a handle. id must be a single path element of
-// letters, digits, '.', '_' and '-' that does not start with '.'.
+// letters, digits, '.', '_' and '-' that does not start with '.'. An
+// existing directory at Root/id is adopted only when it is empty or has a
+// metadata record; otherwise Open fails with ErrNotWorkspace.
 func (m *Manager) Open(ctx context.Context, id string) (*Workspace, error) {
 	if err := validName("workspace ID", id, maxIDLen); err != nil {
 		return nil, err
 	}
 	// A shared hold on the sweep lock keeps Sweep from removing the
 	// workspace between its creation and the last-used touch.
-	release, err := lockFile(ctx, filepath.Join(m.root, sweepLockName), false)
+	release, err := m.lockMeta(ctx, sweepLockName, false)
 	if err != nil {
 		return nil, err
 	}
 	w := &Workspace{m: m, id: id, dir: filepath.Join(m.root, id), st: m.state(id)}
-	err = w.ensureLayout()
+	err = w.ensure()
 	if err == nil {
 		err = w.touch()
 	}
@@ -173,63 +234,84 @@ func (m *Manager) Open(ctx context.Context, id string) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.sweepIfDue(ctx)
+	if !m.noSweep {
+		m.sweepIfDue(ctx)
+	}
 	return w, nil
 }
-
-// sweepStampName is a file in the root whose modification time records
-// the last sweep Open started.
-const sweepStampName = ".last-sweep"
 
 // sweepIfDue sweeps idle workspaces when the last sweep is older than a
 // quarter of the TTL, so workspaces are removed without anyone scheduling
 // Sweep, at the cost of one stat per Open. A failed sweep is retried by a
 // later Open.
 func (m *Manager) sweepIfDue(ctx context.Context) {
-	stamp := filepath.Join(m.root, sweepStampName)
-	if info, err := os.Stat(stamp); err == nil && time.Since(info.ModTime()) < m.ttl/4 {
+	meta, err := m.openMeta()
+	if err != nil {
 		return
 	}
-	now := time.Now()
-	if err := os.Chtimes(stamp, now, now); err != nil {
-		if f, err := os.OpenFile(stamp, os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
-			f.Close()
-		}
+	info, err := meta.Lstat(sweepStampName)
+	if err == nil && time.Since(info.ModTime()) < m.ttl/4 {
+		meta.Close()
+		return
 	}
+	_ = touchMeta(meta, sweepStampName)
+	meta.Close()
 	_, _ = m.Sweep(ctx)
 }
 
-// Sweep removes every workspace unused for longer than the TTL and returns
-// their IDs. Workspaces locked by a command (in this or another process) are
-// left alone. Directories without a workspace marker are never touched.
+// Sweep removes every workspace unused for longer than the TTL, with its
+// metadata record, and returns their IDs. Workspaces locked by a command (in
+// this or another process) are left alone. Only IDs with a record in the
+// metadata root are considered: a directory under Root without one is never
+// touched. With Options.NoSweep, Sweep fails with ErrSweepDisabled.
 func (m *Manager) Sweep(ctx context.Context) ([]string, error) {
-	release, err := lockFile(ctx, filepath.Join(m.root, sweepLockName), true)
+	if m.noSweep {
+		return nil, fmt.Errorf("%w (Options.NoSweep); remove workspaces under %s yourself", ErrSweepDisabled, m.root)
+	}
+	release, err := m.lockMeta(ctx, sweepLockName, true)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	entries, err := os.ReadDir(m.root)
+	meta, err := m.openMeta()
+	if err != nil {
+		return nil, err
+	}
+	defer meta.Close()
+	top, err := os.OpenRoot(m.root)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: sweep %s: %w", m.root, err)
 	}
-	var removed []string
+	defer top.Close()
 	var errs []error
+	// Left over from an interrupted sweep.
+	for _, r := range []*os.Root{top, meta} {
+		entries, err := fs.ReadDir(r.FS(), ".")
+		if err != nil {
+			return nil, fmt.Errorf("workspace: sweep %s: %w", r.Name(), err)
+		}
+		for _, e := range entries {
+			if isTrash(e.Name()) {
+				if err := r.RemoveAll(e.Name()); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	entries, err := fs.ReadDir(meta.FS(), ".")
+	if err != nil {
+		return nil, fmt.Errorf("workspace: sweep %s: %w", m.metaRoot, err)
+	}
+	var removed []string
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return removed, err
 		}
 		name := e.Name()
-		if isTrash(name) {
-			// Left over from an interrupted sweep.
-			if err := os.RemoveAll(filepath.Join(m.root, name)); err != nil {
-				errs = append(errs, err)
-			}
-			continue
-		}
 		if !e.IsDir() || validName("", name, maxIDLen) != nil {
 			continue
 		}
-		ok, err := m.sweepOne(name)
+		ok, err := m.sweepOne(top, meta, name)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -240,11 +322,10 @@ func (m *Manager) Sweep(ctx context.Context) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
-// sweepOne removes workspace id if it is idle past the TTL and nobody holds
-// its lock.
-func (m *Manager) sweepOne(id string) (bool, error) {
-	dir := filepath.Join(m.root, id)
-	if !m.idle(dir) {
+// sweepOne removes workspace id and its record if it is idle past the TTL
+// and nobody holds its lock.
+func (m *Manager) sweepOne(top, meta *os.Root, id string) (bool, error) {
+	if !m.idle(meta, id) {
 		return false, nil
 	}
 	st := m.state(id)
@@ -254,7 +335,7 @@ func (m *Manager) sweepOne(id string) (bool, error) {
 		return false, nil // a command holds it in this process
 	}
 	defer func() { <-st.sem }()
-	f, err := os.OpenFile(filepath.Join(dir, metaDir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := meta.OpenFile(metaPath(id, lockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return false, fmt.Errorf("workspace: sweep %s: %w", id, err)
 	}
@@ -264,12 +345,23 @@ func (m *Manager) sweepOne(id string) (bool, error) {
 		return false, err // another process holds it
 	}
 	defer unflock(f)
-	if !m.idle(dir) { // touched while we were taking the locks
+	if !m.idle(meta, id) { // touched while we were taking the locks
 		return false, nil
 	}
-	trash := filepath.Join(m.root, trashPrefix+id+"-"+randomHex(4))
-	if err := os.Rename(dir, trash); err != nil {
+	// The directory goes first: a record without a directory is swept
+	// again, while a directory without a record would be refused by Open
+	// and never swept.
+	trash := trashPrefix + id + "-" + randomHex(4)
+	err = top.Rename(id, trash)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		trash = ""
+	case err != nil:
 		return false, fmt.Errorf("workspace: sweep %s: %w", id, err)
+	}
+	metaTrash := trashPrefix + id + "-" + randomHex(4)
+	if err := meta.Rename(id, metaTrash); err != nil {
+		return false, fmt.Errorf("workspace: sweep %s: remove record: %w", id, err)
 	}
 	st.stageMu.Lock()
 	st.manifests = make(map[string]*manifest)
@@ -281,16 +373,22 @@ func (m *Manager) sweepOne(id string) (bool, error) {
 		delete(m.states, id)
 	}
 	m.mu.Unlock()
-	if err := os.RemoveAll(trash); err != nil {
-		return true, fmt.Errorf("workspace: sweep %s: remove %s: %w", id, trash, err)
+	var errs []error
+	if trash != "" {
+		if err := top.RemoveAll(trash); err != nil {
+			errs = append(errs, fmt.Errorf("workspace: sweep %s: remove %s: %w", id, trash, err))
+		}
 	}
-	return true, nil
+	if err := meta.RemoveAll(metaTrash); err != nil {
+		errs = append(errs, fmt.Errorf("workspace: sweep %s: remove record: %w", id, err))
+	}
+	return true, errors.Join(errs...)
 }
 
-// idle reports whether dir is a workspace whose last use is older than the
-// TTL.
-func (m *Manager) idle(dir string) bool {
-	info, err := os.Stat(filepath.Join(dir, metaDir, usedName))
+// idle reports whether workspace id has a record whose last use is older
+// than the TTL.
+func (m *Manager) idle(meta *os.Root, id string) bool {
+	info, err := meta.Lstat(metaPath(id, usedName))
 	if err != nil {
 		return false
 	}

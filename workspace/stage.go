@@ -95,11 +95,16 @@ func (w *Workspace) Stage(ctx context.Context, name string, src fs.FS) (*StageRe
 		return nil, err
 	}
 	defer root.Close()
+	meta, err := w.m.openMeta()
+	if err != nil {
+		return nil, err
+	}
+	defer meta.Close()
 	dst := skillsName + "/" + name
 	res := &StageResult{Name: name, Dir: filepath.Join(w.SkillsDir(), name),
 		Files: sc.files, Bytes: sc.bytes, Skipped: sc.skipped}
 
-	prev := w.loadManifest(root, name)
+	prev := w.loadManifest(meta, name)
 	if info, err := root.Lstat(dst); prev != nil && err == nil && info.IsDir() {
 		rehashed, err := sc.hashMissing(ctx, src, prev)
 		if err != nil {
@@ -107,7 +112,7 @@ func (w *Workspace) Stage(ctx context.Context, name string, src fs.FS) (*StageRe
 		}
 		if d := sc.digest(); d == prev.Digest {
 			if rehashed {
-				w.saveManifest(root, name, sc.manifest(d))
+				w.saveManifest(meta, name, sc.manifest(d))
 			}
 			res.Digest = d
 			return res, nil
@@ -119,7 +124,7 @@ func (w *Workspace) Stage(ctx context.Context, name string, src fs.FS) (*StageRe
 	}
 	res.Digest = sc.digest()
 	res.Copied = true
-	w.saveManifest(root, name, sc.manifest(res.Digest))
+	w.saveManifest(meta, name, sc.manifest(res.Digest))
 	return res, nil
 }
 
@@ -331,7 +336,7 @@ func (w *Workspace) copyIn(ctx context.Context, root *os.Root, name string, src 
 		}
 		return fmt.Errorf("workspace %s: stage %s: %w", w.id, name, err)
 	}
-	tmp := tmpDir + "/stage-" + name + "-" + randomHex(6)
+	tmp := skillsName + "/" + stagePrefix + name + "-" + randomHex(6)
 	if err := root.Mkdir(tmp, 0o755); err != nil {
 		return fail(err)
 	}
@@ -443,7 +448,7 @@ func replaceDir(root *os.Root, tmp, dst string) error {
 	err := exchange(root, tmp, dst)
 	if errors.Is(err, errNoExchange) {
 		// Two renames: dst is briefly absent, never half-written.
-		old := tmpDir + "/old-" + randomHex(6)
+		old := skillsName + "/" + oldPrefix + randomHex(6)
 		if err := root.Rename(dst, old); err != nil {
 			return err
 		}
@@ -462,12 +467,12 @@ func replaceDir(root *os.Root, tmp, dst string) error {
 var errNoExchange = errors.New("atomic rename exchange not supported")
 
 // loadManifest returns the cached manifest of skill name, from memory or
-// from the workspace, or nil.
-func (w *Workspace) loadManifest(root *os.Root, name string) *manifest {
+// from the workspace's record in the metadata root meta, or nil.
+func (w *Workspace) loadManifest(meta *os.Root, name string) *manifest {
 	if m, ok := w.st.manifests[name]; ok {
 		return m
 	}
-	data, err := root.ReadFile(stagedDir + "/" + name + ".json")
+	data, err := meta.ReadFile(metaPath(w.id, stagedName, name+".json"))
 	if err != nil {
 		return nil
 	}
@@ -479,19 +484,19 @@ func (w *Workspace) loadManifest(root *os.Root, name string) *manifest {
 	return m
 }
 
-// saveManifest caches m in memory and, best effort, in the workspace so other
-// processes and later Managers can reuse it; a missing file only costs a
-// copy.
-func (w *Workspace) saveManifest(root *os.Root, name string, m *manifest) {
+// saveManifest caches m in memory and, best effort, in the workspace's
+// record so other processes and later Managers can reuse it; a missing file
+// only costs a copy.
+func (w *Workspace) saveManifest(meta *os.Root, name string, m *manifest) {
 	w.st.manifests[name] = m
 	data, err := json.Marshal(m)
 	if err != nil {
 		return
 	}
-	p := stagedDir + "/" + name + ".json"
+	p := metaPath(w.id, stagedName, name+".json")
 	tmp := p + ".tmp-" + randomHex(4)
-	if root.WriteFile(tmp, data, 0o600) != nil || root.Rename(tmp, p) != nil {
-		_ = root.Remove(tmp)
+	if meta.WriteFile(tmp, data, 0o600) != nil || meta.Rename(tmp, p) != nil {
+		_ = meta.Remove(tmp)
 	}
 }
 

@@ -133,8 +133,11 @@ func TestStageLifecycle(t *testing.T) {
 		t.Errorf("workspace link missing after replace: %v", err)
 	}
 	// No temporary directories are left behind.
-	if left, _ := os.ReadDir(filepath.Join(w.Dir(), tmpDir)); len(left) != 0 {
-		t.Errorf("temp dirs left: %v", left)
+	left, _ := os.ReadDir(w.SkillsDir())
+	for _, e := range left {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("temp dir left: skills/%s", e.Name())
+		}
 	}
 }
 

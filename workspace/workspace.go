@@ -146,7 +146,12 @@ func (w *Workspace) openRoot() (*os.Root, error) {
 	return r, nil
 }
 
-// ensureLayout creates the workspace directories that are missing.
+// layoutDirs are the directories every workspace has, parents first.
+var layoutDirs = []string{skillsName, workName, inputsRel, outName, runsName}
+
+// ensureLayout creates the workspace directories that are missing. Anything
+// else a command left at one of those paths (a file, a symbolic link) is
+// removed first, so that the host's later writes there stay inside.
 func (w *Workspace) ensureLayout() error {
 	top, err := os.OpenRoot(w.m.root)
 	if err != nil {
@@ -161,24 +166,19 @@ func (w *Workspace) ensureLayout() error {
 		return fmt.Errorf("workspace %s: %w", w.id, err)
 	}
 	defer root.Close()
-	for _, d := range []string{skillsName, inputsRel, outName, runsName, stagedDir, tmpDir} {
-		if err := root.MkdirAll(d, 0o755); err != nil {
+	for _, d := range layoutDirs {
+		info, err := root.Lstat(d)
+		if err == nil && info.IsDir() {
+			continue
+		}
+		if err == nil {
+			if err := root.Remove(d); err != nil {
+				return fmt.Errorf("workspace %s: replace %s: %w", w.id, d, err)
+			}
+		}
+		if err := root.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("workspace %s: create %s: %w", w.id, d, err)
 		}
-	}
-	return nil
-}
-
-// touch records the workspace as used now (the marker's mtime).
-func (w *Workspace) touch() error {
-	p := filepath.Join(w.dir, metaDir, usedName)
-	now := time.Now()
-	err := os.Chtimes(p, now, now)
-	if errors.Is(err, fs.ErrNotExist) {
-		err = os.WriteFile(p, nil, 0o600)
-	}
-	if err != nil {
-		return fmt.Errorf("workspace %s: record use: %w", w.id, err)
 	}
 	return nil
 }

@@ -211,7 +211,7 @@ func TestSweep(t *testing.T) {
 	age := func(w *Workspace, d time.Duration) {
 		t.Helper()
 		old := time.Now().Add(-d)
-		if err := os.Chtimes(filepath.Join(w.Dir(), metaDir, usedName), old, old); err != nil {
+		if err := os.Chtimes(filepath.Join(m.MetaRoot(), w.ID(), usedName), old, old); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -273,7 +273,7 @@ func TestOpenSweepsWhenDue(t *testing.T) {
 	m := newTestManager(t, &Options{TTL: ttl})
 	stale := openTest(t, m, "stale")
 	old := time.Now().Add(-ttl - time.Minute)
-	if err := os.Chtimes(filepath.Join(stale.Dir(), metaDir, usedName), old, old); err != nil {
+	if err := os.Chtimes(filepath.Join(m.MetaRoot(), stale.ID(), usedName), old, old); err != nil {
 		t.Fatal(err)
 	}
 	// The last sweep was recent: opening another workspace does not sweep.
@@ -283,7 +283,7 @@ func TestOpenSweepsWhenDue(t *testing.T) {
 	}
 	// A quarter of the TTL later, the next Open sweeps.
 	due := time.Now().Add(-ttl/4 - time.Minute)
-	if err := os.Chtimes(filepath.Join(m.Root(), sweepStampName), due, due); err != nil {
+	if err := os.Chtimes(filepath.Join(m.MetaRoot(), sweepStampName), due, due); err != nil {
 		t.Fatal(err)
 	}
 	openTest(t, m, "third")

@@ -2,14 +2,21 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/spf13/cobra"
 
 	"github.com/skillkit/skillkit/registry"
@@ -20,10 +27,11 @@ import (
 
 // Exit statuses of `skillkit exec` that are not the command's own.
 const (
-	// execTimeoutStatus is returned when the command hit --timeout, as
-	// timeout(1) does.
-	execTimeoutStatus = 124
-	// execUnknownStatus is returned when the sandbox reports no status.
+	// execNotFoundStatus is returned when the command cannot be found or
+	// started, as shells do.
+	execNotFoundStatus = 127
+	// execUnknownStatus is returned when the sandbox reports no status
+	// (exit_code -1).
 	execUnknownStatus = 1
 )
 
@@ -36,6 +44,7 @@ type execFlags struct {
 	skills    []string
 	outputs   []string
 	workspace string
+	cwd       string
 	timeout   time.Duration
 	network   bool
 	local     bool
@@ -44,12 +53,17 @@ type execFlags struct {
 func newExec(env *Env) *cobra.Command {
 	var f execFlags
 	cmd := &cobra.Command{
-		Use:   "exec [--json] [--skill NAME]... [--output GLOB]... [--workspace DIR] [--timeout D] [--network] [--local] [ROOT...] -- COMMAND [ARG...]",
+		Use:   "exec [--json] [--skill NAME]... [--output GLOB]... [--workspace DIR] [--cwd DIR] [--timeout D] [--network] [--local] [ROOT...] -- COMMAND [ARG...]",
 		Short: "Run one command in a sandboxed workspace with skills staged",
 		Long: "exec runs COMMAND in a workspace: a fresh temporary one (removed afterwards) or DIR from\n" +
-			"--workspace (kept; created when missing; its parent gets a lock file). Each --skill is taken\n" +
-			"from the ROOTs (or the default roots) and copied to skills/NAME first. The working directory\n" +
-			"is the workspace; WORKSPACE_DIR, SKILLS_DIR, WORK_DIR, OUTPUT_DIR and RUN_DIR are set.\n\n" +
+			"--workspace (kept, never swept; created when missing; an existing DIR must be empty or one\n" +
+			"an earlier --workspace run created: skillkit never adopts a folder of yours). Its records\n" +
+			"(lock, staging digests) live under the user cache directory, not next to DIR. Each --skill\n" +
+			"is taken from the ROOTs (or the default roots) and copied to skills/NAME first.\n\n" +
+			"The working directory is --cwd (relative to the workspace, no '..'); without --cwd it is\n" +
+			"skills/NAME when exactly one --skill is given, else the workspace. WORKSPACE_DIR, SKILLS_DIR,\n" +
+			"WORK_DIR, OUTPUT_DIR and RUN_DIR are set, and SKILL_NAME=NAME when the working directory\n" +
+			"is inside skills/NAME of a staged skill.\n\n" +
 			"The command runs in the isolated sandbox: no network unless --network, no files outside the\n" +
 			"workspace but read-only system directories. --local runs it UNCONFINED instead (trusted\n" +
 			"commands only). After the command, files matching the --output globs (relative to the\n" +
@@ -58,8 +72,9 @@ func newExec(env *Env) *cobra.Command {
 			"truncation, timeout and output files goes to stderr. With --json, one object is printed:\n" +
 			"exit_code, stdout, stderr, stdout_truncated, stderr_truncated, timed_out, duration_ms and\n" +
 			"output_files (path, size, mime, content when inline), the workspace_exec tool's shape.\n\n" +
-			"Exit status: the command's own (128+N when killed by signal N), 124 when it timed out,\n" +
-			"1 when no status is known, 2 when skillkit could not run it.",
+			"Exit status: the command's exit_code, as in the JSON (128+N when killed by signal N, which\n" +
+			"includes a command killed at --timeout); 127 when the command cannot be found or started;\n" +
+			"1 when no status is known; 2 when skillkit could not run it.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			if dash < 0 || dash == len(args) {
@@ -73,6 +88,7 @@ func newExec(env *Env) *cobra.Command {
 	fl.StringArrayVar(&f.skills, "skill", nil, "stage this skill into skills/NAME (repeatable)")
 	fl.StringArrayVar(&f.outputs, "output", nil, "collect files matching this glob, relative to the workspace (repeatable)")
 	fl.StringVar(&f.workspace, "workspace", "", "use (and keep) this workspace directory instead of a temporary one")
+	fl.StringVar(&f.cwd, "cwd", "", "working directory relative to the workspace (default: skills/NAME for one --skill)")
 	fl.DurationVar(&f.timeout, "timeout", sandbox.DefaultTimeout, "kill the command after this long")
 	fl.BoolVar(&f.network, "network", false, "allow network access in the isolated sandbox")
 	fl.BoolVar(&f.local, "local", false, "run UNCONFINED, without the sandbox (trusted commands only)")
@@ -83,6 +99,17 @@ func newExec(env *Env) *cobra.Command {
 func runExec(ctx context.Context, env *Env, f execFlags, roots, argv []string) error {
 	if f.timeout <= 0 {
 		return fmt.Errorf("exec: --timeout is %v; pass a positive duration such as 30s", f.timeout)
+	}
+	if err := checkExecPaths(f); err != nil {
+		return err
+	}
+	if err := lookCommand(argv[0]); err != nil {
+		fmt.Fprintf(env.Stderr, "skillkit exec: %v\n", err)
+		return exitError{execNotFoundStatus}
+	}
+	dir := f.cwd
+	if dir == "" && len(f.skills) == 1 {
+		dir = "skills/" + f.skills[0] // SKILL_NAME is set there
 	}
 	snap, err := execSnapshot(ctx, env, f.skills, roots)
 	if err != nil {
@@ -106,10 +133,15 @@ func runExec(ctx context.Context, env *Env, f execFlags, roots, argv []string) e
 	defer cleanup()
 	res, err := ex.Exec(ctx, ws, snap, tools.ExecRequest{
 		Args:        argv,
+		Dir:         dir,
 		Timeout:     f.timeout,
 		OutputFiles: f.outputs,
 		Skills:      f.skills,
 	})
+	if msg, ok := startFailure(err); ok {
+		fmt.Fprintf(env.Stderr, "skillkit exec: %s\n", msg)
+		return exitError{execNotFoundStatus}
+	}
 	if err != nil {
 		return fmt.Errorf("exec: %w", err)
 	}
@@ -123,8 +155,6 @@ func runExec(ctx context.Context, env *Env, f execFlags, roots, argv []string) e
 		printExecSummary(env.Stderr, res, f.timeout, f.workspace != "")
 	}
 	switch {
-	case res.TimedOut:
-		return exitError{execTimeoutStatus}
 	case res.ExitCode < 0:
 		return exitError{execUnknownStatus}
 	case res.ExitCode != 0:
@@ -190,6 +220,11 @@ func execRunner(env *Env, f execFlags) (sandbox.Runner, error) {
 
 // execWorkspace opens the workspace at dir, or a fresh temporary one that
 // cleanup removes.
+//
+// For a given dir, the workspace root is dir's parent, a folder of the
+// user's: nothing may be written there but dir itself, and nothing there
+// may be removed. So the records go to a metadata root in the user cache
+// directory, keyed by the parent's path, and sweeping is off.
 func execWorkspace(ctx context.Context, env *Env, dir string) (*workspace.Workspace, func(), error) {
 	if dir == "" {
 		root, err := os.MkdirTemp("", "skillkit-exec-")
@@ -197,12 +232,15 @@ func execWorkspace(ctx context.Context, env *Env, dir string) (*workspace.Worksp
 			return nil, nil, fmt.Errorf("exec: temporary workspace: %w", err)
 		}
 		cleanup := func() { os.RemoveAll(root) }
-		ws, err := openWorkspace(ctx, root, freshWorkspaceID)
-		if err != nil {
-			cleanup()
-			return nil, nil, err
+		m, err := workspace.New(&workspace.Options{Root: root})
+		if err == nil {
+			var ws *workspace.Workspace
+			if ws, err = m.Open(ctx, freshWorkspaceID); err == nil {
+				return ws, cleanup, nil
+			}
 		}
-		return ws, cleanup, nil
+		cleanup()
+		return nil, nil, err
 	}
 	if !filepath.IsAbs(dir) && env.Cwd != "" {
 		dir = filepath.Join(env.Cwd, dir)
@@ -211,20 +249,99 @@ func execWorkspace(ctx context.Context, env *Env, dir string) (*workspace.Worksp
 	if err != nil {
 		return nil, nil, fmt.Errorf("exec: --workspace %q: %w", dir, err)
 	}
-	ws, err := openWorkspace(ctx, filepath.Dir(abs), filepath.Base(abs))
+	parent := filepath.Dir(abs)
+	cache, err := userCacheDir(env)
+	if err != nil {
+		return nil, nil, fmt.Errorf("exec: --workspace %q: no cache directory for its records (set XDG_CACHE_HOME): %w", dir, err)
+	}
+	sum := sha256.Sum256([]byte(parent))
+	m, err := workspace.New(&workspace.Options{
+		Root:     parent,
+		MetaRoot: filepath.Join(cache, "skillkit", "workspace-meta", hex.EncodeToString(sum[:])),
+		NoSweep:  true,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("exec: --workspace %q: %w", dir, err)
+	}
+	ws, err := m.Open(ctx, filepath.Base(abs))
+	if errors.Is(err, workspace.ErrNotWorkspace) {
+		return nil, nil, fmt.Errorf("exec: --workspace %q exists, is not empty and was not created by skillkit exec --workspace; "+
+			"pass a new or empty directory (skillkit never adopts an existing folder)", dir)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("exec: --workspace %q: %w", dir, err)
 	}
 	return ws, func() {}, nil
 }
 
-// openWorkspace opens workspace id under root.
-func openWorkspace(ctx context.Context, root, id string) (*workspace.Workspace, error) {
-	m, err := workspace.New(&workspace.Options{Root: root})
-	if err != nil {
-		return nil, err
+// userCacheDir returns $XDG_CACHE_HOME as env sees it, else
+// os.UserCacheDir.
+func userCacheDir(env *Env) (string, error) {
+	if d := env.Getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
+		return d, nil
 	}
-	return m.Open(ctx, id)
+	return os.UserCacheDir()
+}
+
+// checkExecPaths refuses a --cwd or --output that leaves the workspace,
+// naming the flag; the executor checks them again.
+func checkExecPaths(f execFlags) error {
+	if f.cwd != "" {
+		switch {
+		case strings.ContainsRune(f.cwd, 0) || strings.Contains(f.cwd, `\`):
+			return fmt.Errorf("exec: --cwd %q contains a NUL or backslash; use a slash-separated path", f.cwd)
+		case path.IsAbs(f.cwd):
+			return fmt.Errorf("exec: --cwd %q is absolute; pass a path relative to the workspace, e.g. skills/NAME", f.cwd)
+		case slices.Contains(strings.Split(f.cwd, "/"), ".."):
+			return fmt.Errorf("exec: --cwd %q contains \"..\"; pass a path inside the workspace, e.g. skills/NAME", f.cwd)
+		}
+	}
+	for _, g := range f.outputs {
+		switch {
+		case g == "":
+			return errors.New("exec: --output is empty; pass a glob such as 'out/**'")
+		case path.IsAbs(g) || strings.HasPrefix(g, `\`):
+			return fmt.Errorf("exec: --output %q is absolute; pass a glob relative to the workspace, e.g. 'out/**'", g)
+		case slices.Contains(strings.Split(g, "/"), ".."):
+			return fmt.Errorf("exec: --output %q contains \"..\"; output files must be inside the workspace", g)
+		case !doublestar.ValidatePattern(g):
+			return fmt.Errorf("exec: --output %q is not a valid glob; see 'out/**/*.png' for the syntax", g)
+		}
+	}
+	return nil
+}
+
+// lookCommand checks that a command name without a slash is on the sandbox
+// PATH (the CLI never changes it), so a typo gets a shell-like message.
+// Paths with a slash are checked when the command starts.
+func lookCommand(name string) error {
+	if strings.ContainsRune(name, '/') {
+		return nil
+	}
+	for _, d := range filepath.SplitList(sandbox.DefaultPath) {
+		if info, err := os.Stat(filepath.Join(d, name)); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: command not found (searched %s); pass a path such as ./script.sh for a file in the working directory", name, sandbox.DefaultPath)
+}
+
+// startFailure recognizes an error from a command that could not be
+// started and returns a one-line message for it.
+func startFailure(err error) (string, bool) {
+	if err == nil {
+		return "", false
+	}
+	// The isolated runner reports the helper's exec failure as text.
+	const marker = "start command: "
+	if msg := err.Error(); strings.Contains(msg, marker) {
+		return "cannot start: " + msg[strings.LastIndex(msg, marker)+len(marker):], true
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "fork/exec" {
+		return fmt.Sprintf("cannot start: %s: %v", pe.Path, pe.Err), true
+	}
+	return "", false
 }
 
 // printExecSummary tells the user, on stderr, what the plain output does

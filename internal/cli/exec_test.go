@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -12,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillkit/skillkit/sandbox"
 	"github.com/skillkit/skillkit/tools"
@@ -49,8 +55,9 @@ func execJSON(t *testing.T, args ...string) (tools.ExecResult, map[string]any, i
 
 func TestExecSkillScriptJSON(t *testing.T) {
 	needIsolation(t)
+	// With one --skill, the command runs in skills/csv-stats.
 	res, m, code := execJSON(t, "--skill", "csv-stats", examples, "--",
-		"python3", "skills/csv-stats/scripts/stats.py", "skills/csv-stats/scripts/sample.csv")
+		"python3", "scripts/stats.py", "scripts/sample.csv")
 	if code != 0 {
 		t.Fatalf("exit %d; result %+v", code, res)
 	}
@@ -74,21 +81,85 @@ func TestExecSkillScriptJSON(t *testing.T) {
 func TestExecExitStatus(t *testing.T) {
 	needIsolation(t)
 	for _, tc := range []struct {
-		name string
-		args []string
-		want int
+		name     string
+		args     []string
+		want     int
+		timedOut bool
 	}{
-		{"success", []string{"--", "true"}, 0},
-		{"exit 3", []string{"--", "sh", "-c", "exit 3"}, 3},
-		{"exit 3 with --json", []string{"--json", "--", "sh", "-c", "exit 3"}, 3},
-		{"killed by SIGKILL", []string{"--", "sh", "-c", "kill -9 $$"}, 128 + 9},
-		{"timeout", []string{"--timeout", "200ms", "--", "sleep", "10"}, execTimeoutStatus},
-		{"command not found", []string{"--", "no-such-command-xyz"}, 2},
+		{"success", []string{"--", "true"}, 0, false},
+		{"exit 3", []string{"--", "sh", "-c", "exit 3"}, 3, false},
+		{"killed by SIGKILL", []string{"--", "sh", "-c", "kill -9 $$"}, 128 + 9, false},
+		{"killed by SIGTERM", []string{"--", "sh", "-c", "kill -TERM $$"}, 128 + 15, false},
+		// sleep dies of the SIGTERM sent at the deadline.
+		{"timeout", []string{"--timeout", "200ms", "--", "sleep", "10"}, 128 + 15, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// The exit status equals the JSON exit_code, with and without --json.
+			res, _, code := execJSON(t, tc.args...)
+			if code != tc.want || res.ExitCode != tc.want || res.TimedOut != tc.timedOut {
+				t.Errorf("--json: exit %d, exit_code %d, timed_out %v; want %d, %d, %v", code, res.ExitCode, res.TimedOut, tc.want, tc.want, tc.timedOut)
+			}
 			_, errOut, code := run(t, append([]string{"exec"}, tc.args...)...)
 			if code != tc.want {
 				t.Errorf("exit %d, want %d; stderr %q", code, tc.want, errOut)
+			}
+		})
+	}
+}
+
+func TestExecCommandNotFound(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"not on PATH", []string{"--", "no-such-command-xyz"}, "skillkit exec: no-such-command-xyz: command not found (searched " + sandbox.DefaultPath + ")"},
+		{"missing path", []string{"--", "./no-such-script.sh"}, "skillkit exec: cannot start: ./no-such-script.sh: no such file or directory"},
+		{"not executable", []string{"--", "./out"}, "skillkit exec: cannot start: ./out: permission denied"},
+		{"missing path, unconfined", []string{"--local", "--", "./no-such-script.sh"}, "skillkit exec: cannot start: ./no-such-script.sh: no such file or directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !slices.Contains(tc.args, "--local") {
+				needIsolation(t)
+			}
+			out, errOut, code := run(t, append([]string{"exec", "--json"}, tc.args...)...)
+			lines := strings.Split(strings.TrimSpace(errOut), "\n")
+			last := lines[len(lines)-1]
+			if code != execNotFoundStatus || out != "" || !strings.HasPrefix(last, tc.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d and a line starting %q", code, out, errOut, execNotFoundStatus, tc.want)
+			}
+			for _, bad := range []string{"Spec.", "sandbox: sandbox", "sandbox: run"} {
+				if strings.Contains(errOut, bad) {
+					t.Errorf("stderr %q mentions %q", errOut, bad)
+				}
+			}
+		})
+	}
+}
+
+func TestExecCwdAndSkillName(t *testing.T) {
+	needIsolation(t)
+	show := []string{"--", "sh", "-c", `printf '%s|%s' "$(pwd)" "${SKILL_NAME-unset}"`}
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		dir   string // relative to WORKSPACE_DIR
+		skill string
+	}{
+		{"no skill", nil, "", "unset"},
+		{"one skill", []string{"--skill", "csv-stats", examples}, "/skills/csv-stats", "csv-stats"},
+		{"one skill, --cwd", []string{"--skill", "csv-stats", "--cwd", "out", examples}, "/out", "unset"},
+		{"one skill, --cwd in it", []string{"--skill", "csv-stats", "--cwd", "skills/csv-stats/scripts", examples}, "/skills/csv-stats/scripts", "csv-stats"},
+		{"two skills", []string{"--skill", "csv-stats", "--skill", "release-notes", examples}, "", "unset"},
+		{"two skills, --cwd", []string{"--skill", "csv-stats", "--skill", "release-notes", "--cwd", "skills/release-notes", examples}, "/skills/release-notes", "release-notes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := filepath.Join(t.TempDir(), "ws")
+			args := append(append([]string{"--workspace", ws}, tc.flags...), show...)
+			res, _, code := execJSON(t, args...)
+			want := ws + tc.dir + "|" + tc.skill
+			if code != 0 || res.Stdout != want {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %q", code, res.Stdout, res.Stderr, want)
 			}
 		})
 	}
@@ -117,7 +188,7 @@ func TestExecPlainOutput(t *testing.T) {
 	}
 
 	_, errOut, code = run(t, "exec", "--timeout", "100ms", "--", "sleep", "5")
-	if code != execTimeoutStatus || errOut != "skillkit exec: timed out after 100ms (--timeout); the command was killed\n" {
+	if code != 128+15 || errOut != "skillkit exec: timed out after 100ms (--timeout); the command was killed\n" {
 		t.Errorf("timeout: exit %d, stderr %q", code, errOut)
 	}
 }
@@ -134,13 +205,94 @@ func TestExecWorkspaceKeptOrRemoved(t *testing.T) {
 	}
 	// A given one is kept, with what the command wrote.
 	dir := filepath.Join(t.TempDir(), "ws")
-	if _, errOut, code := run(t, "exec", "--workspace", dir, "--skill", "csv-stats", examples, "--", "sh", "-c", "echo kept > out/k.txt"); code != 0 {
+	if _, errOut, code := run(t, "exec", "--workspace", dir, "--skill", "csv-stats", examples, "--", "sh", "-c", "echo kept > $OUTPUT_DIR/k.txt"); code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	for _, p := range []string{"out/k.txt", "skills/csv-stats/scripts/stats.py"} {
 		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
 			t.Errorf("--workspace %s: %v", dir, err)
 		}
+	}
+}
+
+// runCache runs skillkit with XDG_CACHE_HOME set to cache.
+func runCache(t *testing.T, cache string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	getenv := func(k string) string {
+		if k == "XDG_CACHE_HOME" {
+			return cache
+		}
+		return ""
+	}
+	code = Run(context.Background(), args, Env{Stdout: &out, Stderr: &errb, Getenv: getenv, Cwd: t.TempDir()})
+	return out.String(), errb.String(), code
+}
+
+// TestExecWorkspaceLeavesNeighboursAlone checks that --workspace DIR writes
+// nothing next to DIR, never removes DIR's idle siblings and never adopts a
+// folder of the user's.
+func TestExecWorkspaceLeavesNeighboursAlone(t *testing.T) {
+	parent, cache := t.TempDir(), t.TempDir()
+	// An earlier --workspace, idle for two days, and a user folder.
+	writeTestFile(t, filepath.Join(parent, "mine", "notes.txt"), "mine")
+	if _, errOut, code := runCache(t, cache, "exec", "--local", "--workspace", filepath.Join(parent, "old"), "--", "true"); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	err := filepath.WalkDir(cache, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(parent, "ws")
+	for range 2 { // created, then reopened
+		if _, errOut, code := runCache(t, cache, "exec", "--local", "--workspace", ws, "--", "sh", "-c", "echo x > out/x.txt"); code != 0 {
+			t.Fatalf("exit %d, stderr %q", code, errOut)
+		}
+	}
+	entries, _ := os.ReadDir(parent)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"mine", "old", "ws"}; !slices.Equal(names, want) {
+		t.Errorf("entries next to --workspace = %v, want %v (nothing written beside it, no sibling removed)", names, want)
+	}
+	sum := sha256.Sum256([]byte(parent))
+	record := filepath.Join(cache, "skillkit", "workspace-meta", hex.EncodeToString(sum[:]), "ws")
+	if info, err := os.Stat(record); err != nil || !info.IsDir() {
+		t.Errorf("no workspace record at %s: %v", record, err)
+	}
+	// A non-empty folder that no --workspace run created is refused.
+	_, errOut, code := runCache(t, cache, "exec", "--local", "--workspace", filepath.Join(parent, "mine"), "--", "sh", "-c", "rm -f notes.txt")
+	if code != 2 || !strings.Contains(errOut, "--workspace") || !strings.Contains(errOut, "is not empty and was not created by skillkit exec --workspace; pass a new or empty directory") {
+		t.Errorf("foreign folder: exit %d, stderr %q", code, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(parent, "mine", "notes.txt")); err != nil || string(b) != "mine" {
+		t.Errorf("user file changed: %q, %v", b, err)
+	}
+	// An empty folder is adopted.
+	empty := filepath.Join(parent, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runCache(t, cache, "exec", "--local", "--workspace", empty, "--", "true"); code != 0 {
+		t.Errorf("empty folder: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func writeTestFile(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -196,7 +348,11 @@ func TestExecBadArguments(t *testing.T) {
 		{"nothing after dash", []string{"exec", "--"}, "no COMMAND"},
 		{"roots without skill", []string{"exec", examples, "--", "true"}, "without --skill"},
 		{"zero timeout", []string{"exec", "--timeout", "0s", "--", "true"}, "--timeout is 0s"},
-		{"bad output glob", []string{"exec", "--local", "--output", "../x", "--", "true"}, `output_files[0] "../x": contains ".."`},
+		{"bad output glob", []string{"exec", "--local", "--output", "out/**", "--output", "../x", "--", "true"}, `--output "../x" contains ".."`},
+		{"absolute output glob", []string{"exec", "--local", "--output", "/etc/*", "--", "true"}, `--output "/etc/*" is absolute`},
+		{"invalid output glob", []string{"exec", "--local", "--output", "out/[", "--", "true"}, `--output "out/[" is not a valid glob`},
+		{"cwd with dots", []string{"exec", "--local", "--cwd", "out/../..", "--", "true"}, `--cwd "out/../.." contains ".."`},
+		{"absolute cwd", []string{"exec", "--local", "--cwd", "/tmp", "--", "true"}, `--cwd "/tmp" is absolute`},
 		{"local with network", []string{"exec", "--local", "--network", "--", "true"}, "--network only applies to the sandbox"},
 		{"bad workspace name", []string{"exec", "--local", "--workspace", "/tmp/has space", "--", "true"}, `--workspace "/tmp/has space"`},
 	} {

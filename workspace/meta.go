@@ -1,0 +1,179 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// The metadata root holds everything the host records about workspaces,
+// outside every workspace directory: commands get read-write access to
+// their workspace, so a file the host kept there could be replaced by a
+// symbolic link that turns the host's next write into a write elsewhere.
+//
+//	<MetaRoot>/
+//	  sweep.lock           shared by Open, exclusive for Sweep
+//	  last-sweep           mtime: when Open last started a sweep
+//	  <id>/                the record that makes <Root>/<id> a workspace
+//	    lock               flocked while a command runs
+//	    used               mtime: last use
+//	    staged/<name>.json digests of the staged copy of skill <name>
+//
+// Every access goes through an os.Root opened on the metadata root, so even
+// a link placed there could not lead outside it.
+const (
+	sweepLockName  = "sweep.lock"
+	sweepStampName = "last-sweep"
+	lockName       = "lock"
+	usedName       = "used"
+	stagedName     = "staged"
+)
+
+// openMeta opens the metadata root.
+func (m *Manager) openMeta() (*os.Root, error) {
+	r, err := os.OpenRoot(m.metaRoot)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: metadata root: %w", err)
+	}
+	return r, nil
+}
+
+// metaPath joins a workspace ID and names below its record.
+func metaPath(id string, elem ...string) string {
+	p := id
+	for _, e := range elem {
+		p += "/" + e
+	}
+	return p
+}
+
+// Known reports whether id has a metadata record, that is whether a Manager
+// with this MetaRoot created (and Sweep has not yet removed) workspace id.
+// A directory under Root without a record is not a workspace: Open refuses
+// to adopt it unless it is empty, and Sweep never removes it.
+func (m *Manager) Known(id string) (bool, error) {
+	if err := validName("workspace ID", id, maxIDLen); err != nil {
+		return false, err
+	}
+	meta, err := m.openMeta()
+	if err != nil {
+		return false, err
+	}
+	defer meta.Close()
+	info, err := meta.Lstat(id)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("workspace %s: metadata: %w", id, err)
+	}
+	return info.IsDir(), nil
+}
+
+// lockMeta takes a shared or exclusive flock on the metadata file name,
+// creating it, and returns its release function.
+func (m *Manager) lockMeta(ctx context.Context, name string, exclusive bool) (func(), error) {
+	meta, err := m.openMeta()
+	if err != nil {
+		return nil, err
+	}
+	defer meta.Close()
+	f, err := meta.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: lock %s: %w", name, err)
+	}
+	if err := waitFlock(ctx, f, exclusive); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("workspace: lock %s: %w", name, err)
+	}
+	return func() {
+		unflock(f)
+		f.Close()
+	}, nil
+}
+
+// touchMeta sets the mtime of the metadata file name to now, creating it.
+func touchMeta(meta *os.Root, name string) error {
+	now := time.Now()
+	if info, err := meta.Lstat(name); err == nil && info.Mode().IsRegular() {
+		return meta.Chtimes(name, now, now)
+	}
+	// Missing, or not a regular file (which only the host could have put
+	// there): replace it with an empty file.
+	_ = meta.RemoveAll(name)
+	f, err := meta.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// ensure creates the metadata record and the directory layout of w when
+// missing. A directory at w's path that has no record and is not empty
+// belongs to someone else: it is refused with ErrNotWorkspace.
+func (w *Workspace) ensure() error {
+	meta, err := w.m.openMeta()
+	if err != nil {
+		return err
+	}
+	defer meta.Close()
+	if _, err := meta.Lstat(w.id); errors.Is(err, fs.ErrNotExist) {
+		if err := w.checkForeign(); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return fmt.Errorf("workspace %s: metadata: %w", w.id, err)
+	}
+	if err := meta.MkdirAll(metaPath(w.id, stagedName), 0o700); err != nil {
+		return fmt.Errorf("workspace %s: create metadata record: %w", w.id, err)
+	}
+	return w.ensureLayout()
+}
+
+// checkForeign refuses an existing, non-empty directory (or any other file)
+// at w's path.
+func (w *Workspace) checkForeign() error {
+	top, err := os.OpenRoot(w.m.root)
+	if err != nil {
+		return fmt.Errorf("workspace %s: %w", w.id, err)
+	}
+	defer top.Close()
+	info, err := top.Lstat(w.id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("workspace %s: %w", w.id, err)
+	}
+	foreign := !info.IsDir()
+	if !foreign {
+		d, err := top.Open(w.id)
+		if err != nil {
+			return fmt.Errorf("workspace %s: %w", w.id, err)
+		}
+		names, _ := d.Readdirnames(1)
+		d.Close()
+		foreign = len(names) > 0
+	}
+	if foreign {
+		return fmt.Errorf("%w: %s exists, is not empty and has no workspace record in %s; pass a new or empty directory",
+			ErrNotWorkspace, w.dir, w.m.metaRoot)
+	}
+	return nil
+}
+
+// touch records the workspace as used now (the used marker's mtime).
+func (w *Workspace) touch() error {
+	meta, err := w.m.openMeta()
+	if err != nil {
+		return err
+	}
+	defer meta.Close()
+	if err := touchMeta(meta, metaPath(w.id, usedName)); err != nil {
+		return fmt.Errorf("workspace %s: record use: %w", w.id, err)
+	}
+	return nil
+}
