@@ -52,7 +52,7 @@ type helperStatus struct {
 // err turns a setup failure reported by the helper into an error.
 func (s helperStatus) err() error {
 	if s.Stage == "exec" {
-		return fmt.Errorf("sandbox: start command: %s", s.Err)
+		return fmt.Errorf("%w: %s", ErrCommandStart, s.Err)
 	}
 	return fmt.Errorf("sandbox: helper %s: %s", s.Stage, s.Err)
 }

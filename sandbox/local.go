@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os/exec"
 	"time"
@@ -64,6 +66,13 @@ func (l *unconfinedLocal) Run(ctx context.Context, spec Spec) (*Result, error) {
 	cmd := &exec.Cmd{Path: path, Args: p.args, Env: p.env, Dir: p.dir}
 	res, err := execute(ctx, p, cmd, l.grace, hooks{})
 	if err != nil && res == nil {
+		if errors.Is(err, errStart) {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("%w: %s: %w", ErrCommandStart, p.args[0], pe.Err)
+			}
+			return nil, fmt.Errorf("%w: %s: %w", ErrCommandStart, p.args[0], err)
+		}
 		return nil, fmt.Errorf("sandbox: run %q: %w", p.args[0], err)
 	}
 	return res, err

@@ -200,5 +200,5 @@ func lookPath(name string, env []string) (string, error) {
 			return cand, nil
 		}
 	}
-	return "", fmt.Errorf("%w: Spec.Args[0] %q not found in the sandbox PATH %q; pass an absolute path", ErrInvalidSpec, name, path)
+	return "", fmt.Errorf("%w: %q not found in the sandbox's PATH (%s); pass an absolute path or a path relative to the working directory", ErrCommandStart, name, path)
 }

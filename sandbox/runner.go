@@ -116,6 +116,9 @@ var (
 	// ErrForbiddenEnv is returned when Spec.ToolEnv sets a key that tool
 	// arguments may not set.
 	ErrForbiddenEnv = errors.New("sandbox: environment key not allowed from tool arguments")
+	// ErrCommandStart: the command could not be started (not found, not
+	// executable, bad interpreter). Shells report this as status 127.
+	ErrCommandStart = errors.New("sandbox: cannot start the command")
 )
 
 // FeatureError reports a kernel feature the isolated runner needs and the
@@ -158,11 +161,11 @@ func checkToolEnvKey(key string) error {
 	}
 	up := strings.ToUpper(key)
 	if forbiddenToolEnv[up] {
-		return fmt.Errorf("%w: Spec.ToolEnv key %q (set it through trusted Spec.Env instead)", ErrForbiddenEnv, key)
+		return fmt.Errorf("%w: environment variable %q is set by the sandbox and cannot be overridden here; remove it", ErrForbiddenEnv, key)
 	}
 	for _, p := range forbiddenToolEnvPrefixes {
 		if strings.HasPrefix(up, p) {
-			return fmt.Errorf("%w: Spec.ToolEnv key %q (keys starting with %s are reserved)", ErrForbiddenEnv, key, p)
+			return fmt.Errorf("%w: environment variables starting with %s are reserved by the sandbox; remove %q", ErrForbiddenEnv, p, key)
 		}
 	}
 	return nil
@@ -171,7 +174,7 @@ func checkToolEnvKey(key string) error {
 // checkEnvKey rejects keys that cannot be represented in an environment.
 func checkEnvKey(field, key string) error {
 	if key == "" || strings.ContainsAny(key, "=\x00") {
-		return fmt.Errorf("%w: Spec.%s key %q must be non-empty and contain no '=' or NUL", ErrInvalidSpec, field, key)
+		return fmt.Errorf("%w: environment variable name %q (in %s) is empty or contains '=' or NUL; use a plain NAME", ErrInvalidSpec, key, envField(field))
 	}
 	return nil
 }
@@ -260,14 +263,14 @@ func resolveDir(ws, dir string) (string, error) {
 	}
 	d = filepath.Clean(d)
 	if !within(ws, d) {
-		return "", fmt.Errorf("%w: Spec.Dir %q is outside Spec.Workspace %q; pass a path inside it", ErrOutsideWorkspace, dir, ws)
+		return "", fmt.Errorf("%w: working directory %q is outside the workspace %s; pass a path inside it", ErrOutsideWorkspace, dir, ws)
 	}
 	r, err := filepath.EvalSymlinks(d)
 	if err != nil {
-		return "", fmt.Errorf("%w: Spec.Dir %q: %w", ErrInvalidSpec, dir, err)
+		return "", fmt.Errorf("%w: working directory %q: %w", ErrInvalidSpec, dir, err)
 	}
 	if !within(ws, r) {
-		return "", fmt.Errorf("%w: Spec.Dir %q resolves to %q outside Spec.Workspace %q", ErrOutsideWorkspace, dir, r, ws)
+		return "", fmt.Errorf("%w: working directory %q leads to %s, outside the workspace %s", ErrOutsideWorkspace, dir, r, ws)
 	}
 	return r, nil
 }
@@ -319,7 +322,7 @@ func buildEnv(ws string, env, toolEnv map[string]string) ([]string, error) {
 			return nil, err
 		}
 		if strings.ContainsRune(v, 0) {
-			return nil, fmt.Errorf("%w: Spec.Env value of %q contains a NUL byte", ErrInvalidSpec, k)
+			return nil, fmt.Errorf("%w: the value of environment variable %q contains a NUL byte", ErrInvalidSpec, k)
 		}
 		m[k] = v
 	}
@@ -328,7 +331,7 @@ func buildEnv(ws string, env, toolEnv map[string]string) ([]string, error) {
 			return nil, err
 		}
 		if strings.ContainsRune(v, 0) {
-			return nil, fmt.Errorf("%w: Spec.ToolEnv value of %q contains a NUL byte", ErrInvalidSpec, k)
+			return nil, fmt.Errorf("%w: the value of environment variable %q contains a NUL byte", ErrInvalidSpec, k)
 		}
 		m[k] = v
 	}
@@ -338,4 +341,12 @@ func buildEnv(ws string, env, toolEnv map[string]string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// envField names, for messages, where an environment variable came from.
+func envField(field string) string {
+	if field == "ToolEnv" {
+		return "the tool's env"
+	}
+	return "Spec.Env"
 }

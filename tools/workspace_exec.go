@@ -297,10 +297,14 @@ func WorkspaceExec(cfg WorkspaceExecConfig) (Tool, error) {
 				req.Stdin = []byte(a.Stdin)
 			}
 			res, err := ex.Exec(ctx, ws, c.Skills, req)
-			if errors.Is(err, sandbox.ErrForbiddenEnv) {
-				return Errorf("Error: env: %v; remove that key from env (PATH, HOME, LD_* and similar cannot be set by a tool call)", err)
-			}
-			if err != nil {
+			switch {
+			case errors.Is(err, sandbox.ErrForbiddenEnv):
+				return Errorf("Error: env: %s", detail(err, sandbox.ErrForbiddenEnv))
+			case errors.Is(err, sandbox.ErrCommandStart):
+				return Errorf("Error: %s", detail(err, sandbox.ErrCommandStart))
+			case errors.Is(err, sandbox.ErrOutsideWorkspace), errors.Is(err, sandbox.ErrInvalidSpec):
+				return Errorf("Error: cwd: %s", detail(err, sandbox.ErrOutsideWorkspace, sandbox.ErrInvalidSpec))
+			case err != nil:
 				return Errorf("Error: %v", err)
 			}
 			b, err := json.Marshal(res)
@@ -396,4 +400,16 @@ func workspaceVar(key string) bool {
 		return true
 	}
 	return false
+}
+
+// detail drops the sandbox's sentinel prefixes from an error's text: the
+// model needs what went wrong with its arguments, not which Go error it is.
+func detail(err error, sentinels ...error) string {
+	msg := err.Error()
+	for _, s := range sentinels {
+		if i := strings.LastIndex(msg, s.Error()+": "); i >= 0 {
+			msg = msg[i+len(s.Error())+2:]
+		}
+	}
+	return msg
 }

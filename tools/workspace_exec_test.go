@@ -232,12 +232,12 @@ func TestWorkspaceExecRefusesRequests(t *testing.T) {
 		{"dotdot glob inside", map[string]any{"output_files": []string{"out/../../secret"}}, `contains ".."`},
 		{"absolute glob", map[string]any{"output_files": []string{"/etc/*"}}, "is absolute"},
 		{"bad glob", map[string]any{"output_files": []string{"out/[a"}}, "not a valid glob"},
-		{"PATH in env", map[string]any{"env": map[string]string{"PATH": "/tmp/evil"}}, `key "PATH"`},
-		{"LD_PRELOAD in env", map[string]any{"env": map[string]string{"LD_PRELOAD": "/tmp/x.so"}}, `key "LD_PRELOAD"`},
+		{"PATH in env", map[string]any{"env": map[string]string{"PATH": "/tmp/evil"}}, `Error: env: environment variable "PATH" is set by the sandbox and cannot be overridden here; remove it`},
+		{"LD_PRELOAD in env", map[string]any{"env": map[string]string{"LD_PRELOAD": "/tmp/x.so"}}, `Error: env: environment variables starting with LD_ are reserved by the sandbox; remove "LD_PRELOAD"`},
 		{"workspace var in env", map[string]any{"env": map[string]string{"OUTPUT_DIR": "/tmp"}}, `env key "OUTPUT_DIR" is set by the workspace`},
 		{"negative timeout", map[string]any{"timeout_sec": -1}, "timeout_sec -1 is negative"},
 		{"unknown argument", map[string]any{"cmd": "x"}, `unknown field "cmd"`},
-		{"missing cwd", map[string]any{"cwd": "skills/csv-stats"}, "Spec.Dir"},
+		{"missing cwd", map[string]any{"cwd": "skills/csv-stats"}, `Error: cwd: working directory "skills/csv-stats": lstat`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, ok := tc.args["command"]; !ok && tc.name != "unknown argument" {

@@ -332,10 +332,13 @@ func startFailure(err error) (string, bool) {
 	if err == nil {
 		return "", false
 	}
-	// The isolated runner reports the helper's exec failure as text.
-	const marker = "start command: "
-	if msg := err.Error(); strings.Contains(msg, marker) {
-		return "cannot start: " + msg[strings.LastIndex(msg, marker)+len(marker):], true
+	if errors.Is(err, sandbox.ErrCommandStart) {
+		msg := err.Error()
+		prefix := sandbox.ErrCommandStart.Error() + ": "
+		if i := strings.LastIndex(msg, prefix); i >= 0 {
+			msg = msg[i+len(prefix):]
+		}
+		return "cannot start: " + msg, true
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Op == "fork/exec" {
