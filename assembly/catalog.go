@@ -27,19 +27,7 @@ type CatalogOptions struct {
 	Format string
 	// DescriptionMaxLength caps descriptions (0: the catalog default).
 	DescriptionMaxLength int
-	// BudgetTokens, when positive, fits the catalog within that many
-	// tokens (catalog.Fit).
-	BudgetTokens int
-	// Counter counts tokens for the budget; nil creates one per call.
-	Counter *catalog.Counter
 }
-
-// listReplacementIntro precedes a list-format catalog that replaces an
-// earlier one.
-const listReplacementIntro = "The available skills changed. This complete list replaces every earlier one:\n"
-
-// listTombstone replaces a list-format catalog that became empty.
-const listTombstone = "The available skills changed. No skills are available any more; do not use names from earlier lists."
 
 // CatalogEvent returns the context event that publishes the agent's
 // catalog, or nil when the catalog the agent last saw is still current.
@@ -59,13 +47,7 @@ func CatalogEvent(sess *session.Session, agent string, snap *registry.Snapshot, 
 	case "", FormatReminder:
 		r, replacement = catalog.Reminder{}, catalog.Replacement{}
 	case FormatList:
-		r = catalog.List{}
-		replacement = catalog.RendererFunc(func(req catalog.Request) string {
-			if req.Empty() {
-				return listTombstone
-			}
-			return listReplacementIntro + catalog.List{}.Render(req)
-		})
+		r, replacement = catalog.List{}, catalog.ListReplacement{}
 	default:
 		return nil, fmt.Errorf("catalog format %q is not one of reminder, list", o.Format)
 	}
@@ -100,13 +82,6 @@ func CatalogEvent(sess *session.Session, agent string, snap *registry.Snapshot, 
 		use = replacement
 	}
 	text := c.Render(use)
-	if o.BudgetTokens > 0 && !c.Empty() {
-		f, err := c.Fit(use, catalog.Budget{MaxTokens: o.BudgetTokens, Counter: o.Counter})
-		if err != nil {
-			return nil, err
-		}
-		text = f.Text
-	}
 	return &session.Event{Kind: session.KindContext, Agent: agent, Text: text,
 		StateDelta: map[string]*string{key: session.Ptr(digest)}}, nil
 }

@@ -316,23 +316,3 @@ func TestNoFileSystemAccess(t *testing.T) {
 		t.Error("no imports found; the check is not looking at the package")
 	}
 }
-
-func TestValidNameAgrees(t *testing.T) {
-	names := []string{"", "a", "a-b", "a--b", "-a", "a-", "A", "a_b", "a b", "0", "a1-2b", "é", strings.Repeat("a", 64), strings.Repeat("a", 65), "a-b-c-d", "-", "--"}
-	for _, n := range names {
-		if got, want := validName(n), skill.ValidName(n); got != want {
-			t.Errorf("validName(%q) = %v, skill.ValidName = %v", n, got, want)
-		}
-	}
-}
-
-func FuzzValidName(f *testing.F) {
-	for _, n := range []string{"a-b", "a--b", "-a", "A", "a1"} {
-		f.Add(n)
-	}
-	f.Fuzz(func(t *testing.T, n string) {
-		if got, want := validName(n), skill.ValidName(n); got != want {
-			t.Fatalf("validName(%q) = %v, skill.ValidName = %v", n, got, want)
-		}
-	})
-}

@@ -83,6 +83,25 @@ const Tombstone = "<system-reminder>\n" +
 	"The available skill catalog changed. No skills are available through the `skill` tool any more; do not use names from earlier skill catalogs.\n" +
 	"</system-reminder>"
 
+// ListReplacement is Replacement for the List format: the full list after
+// a line saying it replaces every earlier one, or ListTombstone when no
+// skill is left.
+type ListReplacement struct{}
+
+// Render implements Renderer.
+func (ListReplacement) Render(req Request) string {
+	if req.Empty() {
+		return ListTombstone
+	}
+	return listReplacementIntro + List{}.Render(req)
+}
+
+// listReplacementIntro precedes a list that replaces an earlier one.
+const listReplacementIntro = "The available skills changed. This complete list replaces every earlier one:\n"
+
+// ListTombstone replaces a list-format catalog that has become empty.
+const ListTombstone = "The available skills changed. No skills are available any more; do not use names from earlier lists."
+
 // List renders a plain "Available skills:" block, one "- NAME: DESCRIPTION"
 // line per entry ("- NAME" when the description is empty), for system
 // messages that are not the upstream reminder. The budget note, when there

@@ -76,8 +76,15 @@ func (c Config) Normalize() (Config, error) {
 	if len(c.Tools) == 0 {
 		c.Tools = tools.DefaultNames()
 	}
-	if _, err := tools.Select(c.Tools); err != nil {
-		return c, fmt.Errorf("config tools: %w", err)
+	// Names are checked here for shape only: tools built by the caller
+	// (workspace_exec needs a workspace and a sandbox) are known only to
+	// Open, which checks every name against what it was given.
+	seen := map[string]bool{}
+	for _, n := range c.Tools {
+		if n == "" || seen[n] {
+			return c, fmt.Errorf("config tools: name %q is empty or listed twice; list each tool once", n)
+		}
+		seen[n] = true
 	}
 	return c, nil
 }
@@ -224,19 +231,21 @@ func (c *Conversation) Declare(ctx context.Context, reqs []session.LoadRequest) 
 	if err != nil {
 		return session.Event{}, err
 	}
-	s, err := c.Store.Get(ctx, c.ID)
-	if err != nil {
-		return session.Event{}, err
-	}
-	delta, err := session.EffectsDelta(s.State, c.Agent, effects, c.Config.MaxLoaded)
-	if err != nil {
-		return session.Event{}, err
-	}
 	names := make([]string, len(effects))
 	for i, e := range effects {
 		names[i] = e.Skill
 	}
-	return c.Store.Append(ctx, c.ID, session.Event{Kind: session.KindState, Agent: c.Agent, Text: "declared loads: " + strings.Join(names, ", "), StateDelta: delta})
+	evs, err := c.Store.AppendFunc(ctx, c.ID, func(state map[string]string, _ int64) ([]session.Event, error) {
+		delta, err := session.EffectsDelta(state, c.Agent, effects, c.Config.MaxLoaded)
+		if err != nil {
+			return nil, err
+		}
+		return []session.Event{{Kind: session.KindState, Agent: c.Agent, Text: "declared loads: " + strings.Join(names, ", "), StateDelta: delta}}, nil
+	})
+	if err != nil {
+		return session.Event{}, err
+	}
+	return evs[0], nil
 }
 
 // Call records a model tool call and its result: the assistant message

@@ -19,6 +19,7 @@ import (
 	"github.com/skillkit/skillkit/session/sqlitestore"
 	"github.com/skillkit/skillkit/skill"
 	"github.com/skillkit/skillkit/source"
+	"github.com/skillkit/skillkit/tools"
 )
 
 var files = map[string]string{
@@ -321,7 +322,7 @@ func TestConfig(t *testing.T) {
 		{conversation.Config{Placement: "top"}, `config placement: placement "top"`},
 		{conversation.Config{MaxLoaded: -1}, "config max_loaded is -1"},
 		{conversation.Config{CatalogFormat: "xml"}, `config catalog_format "xml"`},
-		{conversation.Config{Tools: []string{"nope"}}, "config tools: tools: unknown tool \"nope\""},
+		{conversation.Config{Tools: []string{"skill", "skill"}}, `config tools: name "skill" is empty or listed twice`},
 	}
 	for _, tt := range tests {
 		if _, err := tt.cfg.Normalize(); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -338,6 +339,22 @@ func TestConfig(t *testing.T) {
 	back, err := conversation.ConfigFromMeta(cfg.Meta())
 	if err != nil || !reflect.DeepEqual(cfg, back) {
 		t.Errorf("round trip: %+v, %v", back, err)
+	}
+	// Unknown names are Open's business: it knows the tools the caller
+	// built (such as workspace_exec).
+	custom := tools.Tool{Name: "custom", Description: "A tool built by the caller.", Handler: func(context.Context, tools.Call) tools.Result { return tools.Result{Text: "ran"} }}
+	withCustom, _ := conversation.Config{Tools: []string{"skill", "custom"}}.Normalize()
+	cs := session.NewMemoryStore(nil)
+	sc, _ := cs.Create(t.Context(), "", withCustom.Meta())
+	if _, err := conversation.Open(t.Context(), cs, sc.ID, "main", nil); err == nil || !strings.Contains(err.Error(), `unknown tool "custom"`) {
+		t.Errorf("Open without the custom tool: %v", err)
+	}
+	cc, err := conversation.Open(t.Context(), cs, sc.ID, "main", nil, custom)
+	if err != nil {
+		t.Fatalf("Open with the custom tool: %v", err)
+	}
+	if res, err := cc.Call(t.Context(), "custom", nil); err != nil || res.Text != "ran" {
+		t.Errorf("custom tool call: %v %+v", err, res)
 	}
 	store := session.NewMemoryStore(nil)
 	s, _ := store.Create(t.Context(), "", nil)

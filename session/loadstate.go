@@ -353,12 +353,12 @@ func ResolveLoads(ctx context.Context, snap *registry.Snapshot, reqs []LoadReque
 			return nil, fmt.Errorf("%w: %s is unknown or not visible to this request", ErrSkillUnavailable, where)
 		}
 		if _, err := snap.Body(ctx, r.Name); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrSkillUnavailable, where, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrSkillUnavailable, where, err)
 		}
 		if len(n.docs) > 0 {
 			valid, err := snap.Docs(ctx, r.Name)
 			if err != nil {
-				return nil, fmt.Errorf("%w: %s: %v", ErrSkillUnavailable, where, err)
+				return nil, fmt.Errorf("%w: %s: %w", ErrSkillUnavailable, where, err)
 			}
 			for _, d := range n.docs {
 				if slices.Contains(valid, d) {

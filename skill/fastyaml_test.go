@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"regexp"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -54,6 +55,9 @@ func FuzzFastFrontmatter(f *testing.F) {
 		}
 	})
 }
+
+// nameRE is the skill tool's name rule as a regular expression.
+var nameRE = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 
 // FuzzValidNameRE checks the hand-written name rule against the regular
 // expression it implements.

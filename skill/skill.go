@@ -8,9 +8,7 @@
 // messages. ReadManifest lists the files that belong to a skill.
 package skill
 
-import (
-	"regexp"
-)
+import ()
 
 // FileName is the name of the file that makes a folder a skill.
 const FileName = "SKILL.md"
@@ -36,18 +34,14 @@ const (
 	MaxCompatibilityLength = 500
 )
 
-// nameRE is the tool-facing name rule: lowercase ASCII words joined by single
-// hyphens. The skill tool rejects anything else before any lookup.
-var nameRE = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
-
 // ValidName reports whether name satisfies the skill tool's name rule,
 // ^[a-z0-9]+(?:-[a-z0-9]+)*$. The specification's 64-character limit is a
 // separate check (a warning when loading, an error in Validate), so an
 // over-long but well-formed name still loads and can be invoked.
 func ValidName(name string) bool {
-	// Hand-written rather than nameRE.MatchString: discovery checks every
-	// name, and this is an order of magnitude faster. TestValidNameRE keeps
-	// the two in agreement.
+	// Hand-written rather than a regular expression: discovery and the
+	// catalog check every name, and this is an order of magnitude faster.
+	// FuzzValidNameRE keeps it in agreement with the expression.
 	if name == "" || name[0] == '-' || name[len(name)-1] == '-' {
 		return false
 	}

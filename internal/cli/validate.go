@@ -97,6 +97,7 @@ func findSkillDirs(dir string, depth int, out *[]target) {
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
+		*out = append(*out, target{dir: dir, errs: []string{"Cannot read folder: " + err.Error()}})
 		return
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
@@ -105,7 +106,8 @@ func findSkillDirs(dir string, depth int, out *[]target) {
 			continue
 		}
 		sub := filepath.Join(dir, e.Name())
-		if e.Type()&fs.ModeSymlink != 0 {
+		link := e.Type()&fs.ModeSymlink != 0
+		if link {
 			if info, err := os.Stat(sub); err != nil || !info.IsDir() {
 				continue
 			}
@@ -115,6 +117,9 @@ func findSkillDirs(dir string, depth int, out *[]target) {
 		if hasSkillFile(sub) {
 			*out = append(*out, target{dir: sub})
 			continue
+		}
+		if link {
+			continue // as in discovery: a linked folder is followed only to a skill
 		}
 		findSkillDirs(sub, depth+1, out)
 	}
