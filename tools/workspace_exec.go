@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/sandbox"
@@ -149,8 +148,8 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 		return nil, err
 	}
 	for i, g := range req.OutputFiles {
-		if err := checkOutputGlob(g); err != nil {
-			return nil, fmt.Errorf("%w: output_files[%d] %q: %w", ErrExecRequest, i, g, err)
+		if err := workspace.CheckGlob(g); err != nil {
+			return nil, fmt.Errorf("%w: output_files[%d]: %w", ErrExecRequest, i, err)
 		}
 	}
 	for k := range req.Env {
@@ -357,25 +356,6 @@ func cleanCwd(dir string) (string, error) {
 		}
 	}
 	return path.Clean(dir), nil
-}
-
-// checkOutputGlob refuses globs that could leave the workspace before the
-// command runs; workspace.Collect checks them again.
-func checkOutputGlob(g string) error {
-	switch {
-	case g == "":
-		return errors.New("is empty; pass e.g. out/**")
-	case path.IsAbs(g) || strings.HasPrefix(g, `\`):
-		return errors.New("is absolute; pass a glob relative to the workspace, e.g. out/**")
-	case !doublestar.ValidatePattern(g):
-		return errors.New("is not a valid glob")
-	}
-	for _, el := range strings.Split(g, "/") {
-		if el == ".." {
-			return errors.New("contains \"..\"; output files must be inside the workspace")
-		}
-	}
-	return nil
 }
 
 // skillOfDir returns the staged skill whose folder contains dir, or "".

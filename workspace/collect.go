@@ -145,8 +145,18 @@ func (l *CollectLimits) withDefaults() (CollectLimits, error) {
 	return v, nil
 }
 
-// cleanGlob validates an output glob: relative, no "." or ".." or empty
-// elements (a leading "./" is dropped), valid doublestar syntax.
+// CheckGlob reports whether g is an output glob Collect accepts: relative,
+// no "." or ".." or empty elements (a leading "./" is allowed), valid
+// doublestar syntax. Callers check globs with it before running a command,
+// so a bad glob never costs a command whose output is then lost. The error
+// wraps ErrInvalidGlob and quotes g.
+func CheckGlob(g string) error {
+	_, err := cleanGlob(g)
+	return err
+}
+
+// cleanGlob validates an output glob (see CheckGlob) and returns it without
+// a leading "./".
 func cleanGlob(g string) (string, error) {
 	orig := g
 	bad := func(why string) error {

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"github.com/spf13/cobra"
 
 	"github.com/skillkit/skillkit/registry"
@@ -297,15 +296,8 @@ func checkExecPaths(f execFlags) error {
 		}
 	}
 	for _, g := range f.outputs {
-		switch {
-		case g == "":
-			return errors.New("exec: --output is empty; pass a glob such as 'out/**'")
-		case path.IsAbs(g) || strings.HasPrefix(g, `\`):
-			return fmt.Errorf("exec: --output %q is absolute; pass a glob relative to the workspace, e.g. 'out/**'", g)
-		case slices.Contains(strings.Split(g, "/"), ".."):
-			return fmt.Errorf("exec: --output %q contains \"..\"; output files must be inside the workspace", g)
-		case !doublestar.ValidatePattern(g):
-			return fmt.Errorf("exec: --output %q is not a valid glob; see 'out/**/*.png' for the syntax", g)
+		if err := workspace.CheckGlob(g); err != nil {
+			return fmt.Errorf("exec: --output: %w", err)
 		}
 	}
 	return nil
