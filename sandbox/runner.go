@@ -113,6 +113,9 @@ var (
 	// ErrOutsideWorkspace is returned when Spec.Dir resolves outside
 	// Spec.Workspace.
 	ErrOutsideWorkspace = errors.New("sandbox: working directory outside the workspace")
+	// ErrWorkingDir: the working directory cannot be used (missing, not a
+	// folder). Outside-the-workspace errors wrap ErrOutsideWorkspace too.
+	ErrWorkingDir = errors.New("sandbox: bad working directory")
 	// ErrForbiddenEnv is returned when Spec.ToolEnv sets a key that tool
 	// arguments may not set.
 	ErrForbiddenEnv = errors.New("sandbox: environment key not allowed from tool arguments")
@@ -263,14 +266,14 @@ func resolveDir(ws, dir string) (string, error) {
 	}
 	d = filepath.Clean(d)
 	if !within(ws, d) {
-		return "", fmt.Errorf("%w: working directory %q is outside the workspace %s; pass a path inside it", ErrOutsideWorkspace, dir, ws)
+		return "", fmt.Errorf("%w: %w: working directory %q is outside the workspace %s; pass a path inside it", ErrWorkingDir, ErrOutsideWorkspace, dir, ws)
 	}
 	r, err := filepath.EvalSymlinks(d)
 	if err != nil {
-		return "", fmt.Errorf("%w: working directory %q: %w", ErrInvalidSpec, dir, err)
+		return "", fmt.Errorf("%w: %w: working directory %q: %w", ErrInvalidSpec, ErrWorkingDir, dir, err)
 	}
 	if !within(ws, r) {
-		return "", fmt.Errorf("%w: working directory %q leads to %s, outside the workspace %s", ErrOutsideWorkspace, dir, r, ws)
+		return "", fmt.Errorf("%w: %w: working directory %q leads to %s, outside the workspace %s", ErrWorkingDir, ErrOutsideWorkspace, dir, r, ws)
 	}
 	return r, nil
 }

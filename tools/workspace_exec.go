@@ -277,6 +277,14 @@ func WorkspaceExec(cfg WorkspaceExecConfig) (Tool, error) {
 			if strings.TrimSpace(a.Command) == "" {
 				return Errorf("Error: %s needs a non-empty command", WorkspaceExecName)
 			}
+			if strings.ContainsRune(a.Command, 0) {
+				return Errorf("Error: command contains a NUL byte; remove it")
+			}
+			for k, v := range a.Env {
+				if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+					return Errorf("Error: env: %q is not a usable environment variable (empty name, '=' or NUL); use NAME: value pairs", k)
+				}
+			}
 			if a.TimeoutSec < 0 {
 				return Errorf("Error: timeout_sec %g is negative; omit it for the default", a.TimeoutSec)
 			}
@@ -301,8 +309,8 @@ func WorkspaceExec(cfg WorkspaceExecConfig) (Tool, error) {
 				return Errorf("Error: env: %s", detail(err, sandbox.ErrForbiddenEnv))
 			case errors.Is(err, sandbox.ErrCommandStart):
 				return Errorf("Error: %s", detail(err, sandbox.ErrCommandStart))
-			case errors.Is(err, sandbox.ErrOutsideWorkspace), errors.Is(err, sandbox.ErrInvalidSpec):
-				return Errorf("Error: cwd: %s", detail(err, sandbox.ErrOutsideWorkspace, sandbox.ErrInvalidSpec))
+			case errors.Is(err, sandbox.ErrWorkingDir):
+				return Errorf("Error: cwd: %s", detail(err, sandbox.ErrInvalidSpec, sandbox.ErrWorkingDir, sandbox.ErrOutsideWorkspace))
 			case err != nil:
 				return Errorf("Error: %v", err)
 			}

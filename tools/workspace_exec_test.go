@@ -232,6 +232,8 @@ func TestWorkspaceExecRefusesRequests(t *testing.T) {
 		{"dotdot glob inside", map[string]any{"output_files": []string{"out/../../secret"}}, `"out/../../secret" contains '..'`},
 		{"absolute glob", map[string]any{"output_files": []string{"/etc/*"}}, "is absolute"},
 		{"bad glob", map[string]any{"output_files": []string{"out/[a"}}, `"out/[a" is not a valid pattern`},
+		{"NUL in command", map[string]any{"command": "true\x00x"}, "Error: command contains a NUL byte"},
+		{"bad env name", map[string]any{"env": map[string]string{"A=B": "1"}}, `Error: env: "A=B" is not a usable environment variable`},
 		{"empty element in glob", map[string]any{"output_files": []string{"out//x"}}, `"out//x" contains an empty or '.' element`},
 		{"PATH in env", map[string]any{"env": map[string]string{"PATH": "/tmp/evil"}}, `Error: env: environment variable "PATH" is set by the sandbox and cannot be overridden here; remove it`},
 		{"LD_PRELOAD in env", map[string]any{"env": map[string]string{"LD_PRELOAD": "/tmp/x.so"}}, `Error: env: environment variables starting with LD_ are reserved by the sandbox; remove "LD_PRELOAD"`},
