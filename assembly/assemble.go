@@ -91,19 +91,26 @@ type assembler struct {
 	o     Options
 	state session.AgentState
 	turn  int
-	calls map[string]session.ToolCall // tool-call ID → call, for this agent
+	calls map[string]call // tool-call ID → call, for this agent
 	// lastAssistant is the index of the agent's last assistant event.
 	lastAssistant int
 }
 
+// call is one tool call of the agent with the load effects its arguments
+// describe, decoded once per request.
+type call struct {
+	session.ToolCall
+	effects []tools.Effect
+}
+
 func (a *assembler) indexCalls() {
-	a.calls = map[string]session.ToolCall{}
+	a.calls = map[string]call{}
 	a.lastAssistant = -1
 	for i, ev := range a.in.Session.Events {
 		if ev.Kind == session.KindAssistant && ev.Agent == a.in.Agent {
 			a.lastAssistant = i
 			for _, c := range ev.ToolCalls {
-				a.calls[c.ID] = c
+				a.calls[c.ID] = call{c, tools.CallEffects(c.Name, json.RawMessage(c.Arguments))}
 			}
 		}
 	}
@@ -182,41 +189,6 @@ func (a *assembler) message(i int, ev session.Event) Message {
 	}
 }
 
-// callEffects re-derives the load effects of a successful tool call from
-// its arguments (the session stores only the call and the stub result).
-func callEffects(c session.ToolCall) []tools.Effect {
-	switch c.Name {
-	case tools.LoadName:
-		var args tools.LoadArgs
-		if json.Unmarshal([]byte(c.Arguments), &args) != nil || args.Skill == "" {
-			return nil
-		}
-		e := tools.Effect{Kind: tools.EffectLoad, Skill: args.Skill, DocsMode: tools.DocsKeep}
-		if args.IncludeAllDocs {
-			e.DocsMode, e.AllDocs = tools.DocsReplace, true
-		} else if len(args.Docs) > 0 {
-			e.DocsMode, e.Docs = tools.DocsReplace, args.Docs
-		}
-		return []tools.Effect{e}
-	case tools.SelectDocsName:
-		var args tools.SelectDocsArgs
-		if json.Unmarshal([]byte(c.Arguments), &args) != nil || args.Skill == "" {
-			return nil
-		}
-		e := tools.Effect{Kind: tools.EffectSelectDocs, Skill: args.Skill, Docs: args.Docs, AllDocs: args.IncludeAllDocs}
-		switch args.Mode {
-		case "add":
-			e.DocsMode = tools.DocsAdd
-		case "clear":
-			e.DocsMode = tools.DocsClear
-		default:
-			e.DocsMode = tools.DocsReplace
-		}
-		return []tools.Effect{e}
-	}
-	return nil
-}
-
 // live reports whether the content a tool event introduced for skill is
 // still to be shown, under the load lifetime.
 func (a *assembler) live(i int, ev session.Event, skill string) bool {
@@ -236,11 +208,11 @@ func (a *assembler) live(i int, ev session.Event, skill string) bool {
 // expansion renders the content one tool result introduced.
 func (a *assembler) expansion(i int, ev session.Event) string {
 	c, ok := a.calls[ev.ToolCallID]
-	if !ok {
-		return ""
+	if !ok || c.Name == tools.SkillName {
+		return "" // the skill tool's result already is the skill's block
 	}
 	var blocks []string
-	for _, e := range callEffects(c) {
+	for _, e := range c.effects {
 		if !a.live(i, ev, e.Skill) {
 			continue
 		}
@@ -401,11 +373,8 @@ func (a *assembler) fallbacks() map[int][]fallbackItem {
 			intros = append(intros, intro{i, a.selection(docs, n)})
 		}
 		if i >= a.in.From && ev.Kind == session.KindTool && ev.Agent == agent && !ev.IsError {
-			if c, ok := a.calls[ev.ToolCallID]; ok && c.Name == tools.SkillName {
-				var args tools.SkillArgs
-				if json.Unmarshal([]byte(c.Arguments), &args) == nil {
-					covered[args.Name] = true // the skill tool's result is the body itself
-				}
+			if c, ok := a.calls[ev.ToolCallID]; ok && c.Name == tools.SkillName && len(c.effects) == 1 {
+				covered[c.effects[0].Skill] = true // the skill tool's result is the body itself
 			}
 		}
 	}
@@ -476,10 +445,9 @@ func (a *assembler) carries(ev session.Event, name string) bool {
 		return false
 	}
 	if c.Name == tools.SkillName {
-		var args tools.SkillArgs
-		return json.Unmarshal([]byte(c.Arguments), &args) == nil && args.Name == name
+		return len(c.effects) == 1 && c.effects[0].Skill == name
 	}
-	for _, e := range callEffects(c) {
+	for _, e := range c.effects {
 		if e.Skill == name && (e.Kind == tools.EffectLoad || a.loads(ev, name)) {
 			return true
 		}

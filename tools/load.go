@@ -80,16 +80,13 @@ func Load() Tool {
 				}
 				return Errorf("%s", catalog.ProviderError(err))
 			}
-			eff := Effect{Kind: EffectLoad, Skill: a.Skill, DocsMode: DocsKeep}
-			switch {
-			case a.IncludeAllDocs:
-				eff.DocsMode, eff.AllDocs = DocsReplace, true
-			case len(a.Docs) > 0:
+			eff := loadEffect(a)
+			if !a.IncludeAllDocs && len(a.Docs) > 0 {
 				docs, r, ok := checkDocs(ctx, c.Skills, a.Skill, a.Docs)
 				if !ok {
 					return r
 				}
-				eff.DocsMode, eff.Docs = DocsReplace, docs
+				eff.Docs = docs
 			}
 			return Result{Text: "loaded: " + a.Skill, Effects: []Effect{eff}}
 		},
@@ -128,22 +125,14 @@ func SelectDocs() Tool {
 			if a.IncludeAllDocs && len(a.Docs) > 0 {
 				return Errorf("Error: pass either docs or include_all_docs to %s, not both", SelectDocsName)
 			}
-			eff := Effect{Kind: EffectSelectDocs, Skill: a.Skill}
-			switch a.Mode {
-			case ModeAdd:
-				eff.DocsMode = DocsAdd
-			case ModeClear:
+			eff := selectEffect(a)
+			switch {
+			case a.Mode == ModeClear:
 				if a.IncludeAllDocs || len(a.Docs) > 0 {
 					return Errorf("Error: mode %q of %s takes no docs or include_all_docs; to change the selection use mode %q or %q", ModeClear, SelectDocsName, ModeReplace, ModeAdd)
 				}
-				eff.DocsMode = DocsClear
 				return Result{Text: "cleared documents of " + a.Skill, Effects: []Effect{eff}}
-			default:
-				eff.DocsMode = DocsReplace
-			}
-			if a.IncludeAllDocs {
-				eff.AllDocs = true
-				eff.DocsMode = DocsReplace
+			case a.IncludeAllDocs:
 				return Result{Text: "selected all documents of " + a.Skill, Effects: []Effect{eff}}
 			}
 			docs, r, ok := checkDocs(ctx, c.Skills, a.Skill, a.Docs)
