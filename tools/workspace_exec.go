@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/sandbox"
 	"github.com/skillkit/skillkit/workspace"
