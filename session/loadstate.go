@@ -120,6 +120,7 @@ func (a AgentState) Skills() []string {
 // loadView is a mutable copy of one agent's load state.
 type loadView struct {
 	agent  string
+	old    []string // the loaded skills before any change, as in state
 	order  []string
 	loaded map[string]bool
 	docs   map[string]string // encoded selection; absent = none
@@ -129,6 +130,7 @@ func newLoadView(state map[string]string, agent string) *loadView {
 	a := NewAgentState(state, agent)
 	v := &loadView{agent: agent, loaded: map[string]bool{}, docs: map[string]string{}}
 	v.order = a.Skills()
+	v.old = slices.Clone(v.order)
 	for _, n := range v.order {
 		v.loaded[n] = true
 		if d, all := a.Docs(n); all || d != nil {
@@ -218,7 +220,7 @@ func (v *loadView) delta(state map[string]string) map[string]*string {
 			d[k] = nil
 		}
 	}
-	old := NewAgentState(state, v.agent).Skills()
+	old := v.old
 	for _, n := range old {
 		if !v.loaded[n] {
 			del(LoadedKey(v.agent, n))

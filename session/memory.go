@@ -177,17 +177,22 @@ func (m *MemoryStore) AppendFunc(ctx context.Context, id string, build BuildFunc
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			out = e.Clone()
-			last := ms.s.LastSeq() + int64(len(staged))
+			// e is this store's own copy (PrepareEvent cloned the input),
+			// so it can be kept as it is; callers get clones below.
 			turn := ms.s.Turn()
 			if len(staged) > 0 {
 				turn = staged[len(staged)-1].Turn
 			}
-			out.Seq, out.Turn = last+1, turn
-			if out.Kind.StartsTurn() {
-				out.Turn++
+			e.Seq, e.Turn = ms.s.LastSeq()+int64(len(staged))+1, turn
+			if e.Kind.StartsTurn() {
+				e.Turn++
 			}
-			*e = out.Clone()
+			out = *e
+			if m.hook != nil {
+				// A hook still holds e after next returns; keep a copy it
+				// cannot reach.
+				out = e.Clone()
+			}
 			return nil
 		}
 		if err := RunAppendHook(ctx, m.hook, snap, &e, commit); err != nil {

@@ -15,7 +15,7 @@ func CallEffects(tool string, args json.RawMessage) []Effect {
 		if json.Unmarshal(args, &a) != nil || a.Name == "" {
 			return nil
 		}
-		return []Effect{{Kind: EffectLoad, Skill: a.Name, DocsMode: DocsKeep}}
+		return []Effect{skillEffect(a.Name)}
 	case LoadName:
 		var a LoadArgs
 		if json.Unmarshal(args, &a) != nil || a.Skill == "" {
@@ -30,6 +30,12 @@ func CallEffects(tool string, args json.RawMessage) []Effect {
 		return []Effect{selectEffect(a)}
 	}
 	return nil
+}
+
+// skillEffect is what the skill tool records: the skill loaded, its
+// document selection unchanged.
+func skillEffect(name string) Effect {
+	return Effect{Kind: EffectLoad, Skill: name, DocsMode: DocsKeep}
 }
 
 // loadEffect is what skill_load records: the skill loaded, its document

@@ -40,7 +40,7 @@ func runSkill(ctx context.Context, c Call) Result {
 	if err != nil {
 		return Result{Text: text, IsError: true}
 	}
-	return Result{Text: text, Effects: CallEffects(SkillName, c.Args)}
+	return Result{Text: text, Effects: []Effect{skillEffect(args.Name)}}
 }
 
 // ErrSkillCall is returned by RenderSkill together with the error text the
