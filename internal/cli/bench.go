@@ -111,12 +111,9 @@ func newBenchCache(env *Env) *cobra.Command {
 			}
 			roots := args
 			if len(roots) == 0 {
-				cwd := env.Cwd
-				if cwd == "" {
-					var err error
-					if cwd, err = os.Getwd(); err != nil {
-						return err
-					}
+				cwd, err := env.workDir()
+				if err != nil {
+					return err
 				}
 				def := filepath.Join(cwd, defaultBenchRoot)
 				if _, err := os.Stat(def); err != nil {

@@ -73,25 +73,39 @@ func newRoot(env *Env) *cobra.Command {
 	return root
 }
 
+// workDir is the directory commands resolve relative paths against.
+func (env *Env) workDir() (string, error) {
+	if env.Cwd != "" {
+		return env.Cwd, nil
+	}
+	return os.Getwd()
+}
+
+// defaultRoots finds the default skill roots for the working directory and
+// prints the warnings about configured roots that are missing.
+func (env *Env) defaultRoots() ([]source.Source, error) {
+	cwd, err := env.workDir()
+	if err != nil {
+		return nil, err
+	}
+	srcs, warnings, err := source.DefaultRoots(cwd, env.Getenv, env.Getenv("HOME"))
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(env.Stderr, "skillkit: warning: %s\n", w)
+	}
+	return srcs, nil
+}
+
 // openRegistry builds a registry over the given roots (or the default
 // roots) and prints discovery diagnostics to stderr.
 func openRegistry(ctx context.Context, env *Env, roots []string) (*registry.Registry, error) {
 	var sources []source.Source
 	if len(roots) == 0 {
-		cwd := env.Cwd
-		if cwd == "" {
-			var err error
-			if cwd, err = os.Getwd(); err != nil {
-				return nil, err
-			}
-		}
-		home := env.Getenv("HOME")
-		srcs, warnings, err := source.DefaultRoots(cwd, env.Getenv, home)
+		srcs, err := env.defaultRoots()
 		if err != nil {
 			return nil, err
-		}
-		for _, w := range warnings {
-			fmt.Fprintf(env.Stderr, "skillkit: warning: %s\n", w)
 		}
 		sources = srcs
 	}

@@ -182,19 +182,9 @@ func resolveRoots(env *Env, args []string) ([]string, error) {
 		}
 		return out, nil
 	}
-	cwd := env.Cwd
-	if cwd == "" {
-		var err error
-		if cwd, err = os.Getwd(); err != nil {
-			return nil, err
-		}
-	}
-	srcs, warnings, err := source.DefaultRoots(cwd, env.Getenv, env.Getenv("HOME"))
+	srcs, err := env.defaultRoots()
 	if err != nil {
 		return nil, err
-	}
-	for _, w := range warnings {
-		fmt.Fprintf(env.Stderr, "skillkit: warning: %s\n", w)
 	}
 	out := make([]string, len(srcs))
 	for i, s := range srcs {
