@@ -35,6 +35,13 @@ var files = map[string]string{
 // filtered out of the view the conversation uses.
 func newSnap(t testing.TB) *registry.Snapshot {
 	t.Helper()
+	return snapOf(t, files).View(context.Background(), func(_ context.Context, s skill.Summary) bool { return s.Name != "secret" })
+}
+
+// snapOf writes files (slash path → content) into a temporary folder and
+// returns a snapshot of the skills there.
+func snapOf(t testing.TB, files map[string]string) *registry.Snapshot {
+	t.Helper()
 	root := t.TempDir()
 	for rel, data := range files {
 		p := filepath.Join(root, filepath.FromSlash(rel))
@@ -53,7 +60,7 @@ func newSnap(t testing.TB) *registry.Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return reg.Snapshot().View(context.Background(), func(_ context.Context, s skill.Summary) bool { return s.Name != "secret" })
+	return reg.Snapshot()
 }
 
 // stores runs f with a memory store and a SQLite store.
@@ -436,30 +443,13 @@ func TestOnceToolsSeeTheLoadTheyAnswer(t *testing.T) {
 // from the model — while unknown names, skills the user may not invoke and
 // /paths are left alone.
 func TestUserInvokesSkillDirectly(t *testing.T) {
-	root := t.TempDir()
-	for rel, data := range map[string]string{
+	snap := snapOf(t, map[string]string{
 		"release/SKILL.md":   "---\nname: release\ndescription: Release notes.\ndisable-model-invocation: true\n---\n# Release steps\n",
 		"modelonly/SKILL.md": "---\nname: modelonly\ndescription: Model only.\nuser-invocable: false\n---\n# Model only\n",
 		"alpha/SKILL.md":     "---\nname: alpha\ndescription: Alpha.\n---\n# Alpha\n",
-	} {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	src, err := source.Dir(root, "project", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := registry.New(context.Background(), []source.Source{src}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	stores(t, func(t *testing.T, store session.Store) {
-		c := open(t, store, conversation.Config{}, reg.Snapshot())
+		c := open(t, store, conversation.Config{}, snap)
 		if _, err := c.User(t.Context(), "/release please, then /modelonly and /nosuch, see /usr/bin; /release again"); err != nil {
 			t.Fatal(err)
 		}
