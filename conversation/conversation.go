@@ -251,7 +251,8 @@ func (c *Conversation) Declare(ctx context.Context, reqs []session.LoadRequest) 
 // Call records a model tool call and its result: the assistant message
 // carrying the call (in once mode its state change unloads what the
 // request that produced it showed), then the tool result with the load
-// changes the tool asked for.
+// changes the tool asked for. When the skill set changed since the agent's
+// catalog was published, a replacement catalog follows.
 func (c *Conversation) Call(ctx context.Context, tool string, args json.RawMessage) (tools.Result, error) {
 	var t *tools.Tool
 	for i := range c.Tools {
@@ -306,6 +307,11 @@ func (c *Conversation) Call(ctx context.Context, tool string, args json.RawMessa
 		return []session.Event{asst, ev}, nil
 	})
 	if err != nil {
+		return res, err
+	}
+	// A skill set that changed during the turn is announced before the
+	// next request, after what is already there.
+	if _, err := c.PublishCatalog(ctx); err != nil {
 		return res, err
 	}
 	return res, nil
