@@ -490,3 +490,40 @@ func TestUserInvokesSkillDirectly(t *testing.T) {
 		}
 	})
 }
+
+// TestCallRepublishesCatalog: when the skill set changes during a turn,
+// the replacement catalog is appended after the next recorded call — the
+// first catalog message is never edited.
+func TestCallRepublishesCatalog(t *testing.T) {
+	before := snapOf(t, map[string]string{
+		"alpha/SKILL.md": "---\nname: alpha\ndescription: Alpha.\n---\n# Alpha\n",
+		"beta/SKILL.md":  "---\nname: beta\ndescription: Beta.\n---\n# Beta\n",
+	})
+	after := snapOf(t, map[string]string{
+		"alpha/SKILL.md": "---\nname: alpha\ndescription: Alpha.\n---\n# Alpha\n",
+	})
+	stores(t, func(t *testing.T, store session.Store) {
+		c := open(t, store, conversation.Config{}, before)
+		do(t, c, "user go")
+		first, err := store.Get(t.Context(), c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c2, err := conversation.Open(t.Context(), store, c.ID, c.Agent, after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		do(t, c2, `skill {"name":"alpha"}`)
+		s, err := store.Get(t.Context(), c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := s.Events[len(s.Events)-1]
+		if last.Kind != session.KindContext || !strings.Contains(last.Text, "replaces every earlier") || strings.Contains(last.Text, "`beta`") {
+			t.Fatalf("last event %s %q, want the replacement catalog without beta", last.Kind, last.Text)
+		}
+		if s.Events[0].Text != first.Events[0].Text {
+			t.Error("the first catalog message was edited")
+		}
+	})
+}
