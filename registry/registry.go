@@ -69,6 +69,16 @@ func New(ctx context.Context, sources []source.Source, opts *Options) (*Registry
 	if r.opts.MaxReadBytes == 0 {
 		r.opts.MaxReadBytes = DefaultMaxReadBytes
 	}
+	for _, src := range sources {
+		// Configuration mistakes fail here; a root that cannot be read
+		// later (deleted, unmounted) is reported by Refresh instead.
+		if src.FS == nil {
+			return nil, fmt.Errorf("source %q has no file system", src.Label)
+		}
+		if src.MaxDepth < 0 {
+			return nil, fmt.Errorf("source %q: MaxDepth is %d; use 0 for the default (%d) or a positive depth", src.Label, src.MaxDepth, source.DefaultMaxDepth)
+		}
+	}
 	r.sources = append([]source.Source(nil), sources...)
 	sort.SliceStable(r.sources, func(i, j int) bool { return r.sources[i].Rank < r.sources[j].Rank })
 	if _, err := r.Refresh(ctx); err != nil {
@@ -102,7 +112,15 @@ func (r *Registry) Refresh(ctx context.Context) (*Snapshot, error) {
 		}
 		res, err := source.Discover(ctx, src, source.Options{Limits: r.opts.Limits, Workers: r.opts.Workers, Previous: prev, Seed: r.seed})
 		if err != nil {
-			return nil, err
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			// One unreadable root (deleted, unmounted) must not hide the
+			// skills of the others: it contributes nothing and says why.
+			diags = append(diags, skill.Diagnostic{File: src.DisplayPath("."), Severity: skill.Error,
+				Message: fmt.Sprintf("skill root skipped: %v", err)})
+			same = false
+			continue
 		}
 		diags = append(diags, res.Diagnostics...)
 		same = same && res.Reused == len(res.Skills) && len(res.Skills) == len(prev)

@@ -523,23 +523,37 @@ func TestOptionErrors(t *testing.T) {
 	}
 }
 
-func TestRefreshErrorKeepsSnapshot(t *testing.T) {
-	root := t.TempDir()
-	writeTree(t, root, map[string]string{"a/SKILL.md": skillMD("a", "d")})
-	src, err := source.Dir(root, "root", 0)
+func TestRefreshSkipsUnreadableRoot(t *testing.T) {
+	gone, kept := t.TempDir(), t.TempDir()
+	writeTree(t, gone, map[string]string{"a/SKILL.md": skillMD("a", "d")})
+	writeTree(t, kept, map[string]string{"b/SKILL.md": skillMD("b", "d")})
+	var srcs []source.Source
+	for i, root := range []string{gone, kept} {
+		src, err := source.Dir(root, root, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs = append(srcs, src)
+	}
+	r := newReg(t, srcs, nil)
+	if err := os.RemoveAll(gone); err != nil {
+		t.Fatal(err)
+	}
+	// A root that disappeared contributes nothing and is reported; the
+	// skills of the other roots stay available.
+	s, err := r.Refresh(context.Background())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("Refresh with one root removed: %v", err)
 	}
-	r := newReg(t, []source.Source{src}, nil)
-	before := r.Snapshot()
-	if err := os.RemoveAll(root); err != nil {
-		t.Fatal(err)
+	if got := names(s.Summaries()); !slices.Equal(got, []string{"b@" + kept}) {
+		t.Errorf("after removing a root: %q", got)
 	}
-	if _, err := r.Refresh(context.Background()); err == nil || !strings.Contains(err.Error(), root) {
-		t.Errorf("Refresh of a removed root: err = %v, want one naming it", err)
+	var reported bool
+	for _, d := range s.Diagnostics() {
+		reported = reported || d.Severity == skill.Error && strings.Contains(d.String(), gone) && strings.Contains(d.Message, "skill root skipped")
 	}
-	if r.Snapshot() != before {
-		t.Error("a failed Refresh replaced the snapshot")
+	if !reported {
+		t.Errorf("the removed root is not reported: %v", s.Diagnostics())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
