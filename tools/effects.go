@@ -7,24 +7,26 @@ import "encoding/json"
 // from the arguments alone (documents as the model named them). A session
 // stores only the call and a short stub result, so request assembly uses
 // this to tell what content each stored result introduced. Tools without
-// load effects, and arguments that do not decode, give nil.
+// load effects, and arguments that do not decode, give nil. Arguments are
+// decoded with DecodeArgs, as the tools decode them, so a stored call the
+// tool refused (a key twice, a misspelt key) never counts as a load.
 func CallEffects(tool string, args json.RawMessage) []Effect {
 	switch tool {
 	case SkillName:
 		var a SkillArgs
-		if json.Unmarshal(args, &a) != nil || a.Name == "" {
+		if DecodeArgs(args, &a) != nil || a.Name == "" {
 			return nil
 		}
 		return []Effect{skillEffect(a.Name)}
 	case LoadName:
 		var a LoadArgs
-		if json.Unmarshal(args, &a) != nil || a.Skill == "" {
+		if DecodeArgs(args, &a) != nil || a.Skill == "" {
 			return nil
 		}
 		return []Effect{loadEffect(a)}
 	case SelectDocsName:
 		var a SelectDocsArgs
-		if json.Unmarshal(args, &a) != nil || a.Skill == "" {
+		if DecodeArgs(args, &a) != nil || a.Skill == "" {
 			return nil
 		}
 		return []Effect{selectEffect(a)}

@@ -11,12 +11,9 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -135,22 +132,13 @@ func schemaFor[T any]() *jsonschema.Schema {
 	return s
 }
 
-// decode reads the arguments of tool into v, or returns the error result.
-// Unknown properties are refused, as the schemas say
-// (additionalProperties: false), so a misspelt argument is reported
-// instead of silently ignored. Empty or null arguments mean {}.
+// decode reads the arguments of tool into v with DecodeArgs, or returns
+// the error result. Unknown, misspelt and repeated properties are refused,
+// as the schemas say (additionalProperties: false), so a mistake is
+// reported instead of silently ignored. Empty or null arguments mean {}.
 func decode(tool string, raw json.RawMessage, v any) (Result, bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == io.EOF {
-		return Result{}, true
+	if err := DecodeArgs(raw, v); err != nil {
+		return Errorf("Error: invalid arguments to %s: %v; send one JSON object that matches the tool's schema", tool, err), false
 	}
-	if err == nil {
-		if _, err = dec.Token(); err == io.EOF {
-			return Result{}, true
-		}
-		err = errors.New("unexpected data after the JSON object")
-	}
-	return Errorf("Error: invalid arguments to %s: %v; send one JSON object that matches the tool's schema", tool, err), false
+	return Result{}, true
 }
