@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -145,10 +146,31 @@ func (l *CollectLimits) withDefaults() (CollectLimits, error) {
 	return v, nil
 }
 
-// CheckGlob reports whether g is an output glob Collect accepts: relative,
-// no "." or ".." or empty elements (a leading "./" is allowed), valid
-// doublestar syntax. Callers check globs with it before running a command,
-// so a bad glob never costs a command whose output is then lost. The error
+// Limits of CheckGlob. An output glob names a few files or patterns, so
+// these are generous for real use and keep a hostile glob from costing
+// much to check or walk.
+const (
+	// MaxGlobLen is the longest output glob accepted, in bytes.
+	MaxGlobLen = 4096
+	// MaxGlobAlternatives is the most patterns an output glob's brace
+	// alternation may expand to ("{a,b}/{c,d}" is 4).
+	MaxGlobAlternatives = 256
+)
+
+// CheckGlob reports whether g is an output glob Collect accepts: valid
+// doublestar syntax, at most MaxGlobLen bytes, and every pattern its brace
+// alternation expands to (at most MaxGlobAlternatives, nesting included)
+// relative, without empty, "." or ".." elements (a leading "./" of g is
+// allowed). An element that can match "." or ".." only (a character class
+// such as "[.]", in any combination) is refused too; wildcards that match
+// ordinary names as well ("*", ".?") are allowed, since they are matched
+// against directory listings, which never hold "." or "..". So that every
+// reader of the syntax agrees on where an element starts and ends, a
+// backslash may escape only a glob metacharacter (* ? [ ] { } ,), and a
+// character class may not be negated, contain '/', '\', '{' or '}', or
+// hold a range that spans '/': doublestar lets a class match the
+// separator. Callers check globs with it before running a command, so a
+// bad glob never costs a command whose output is then lost. The error
 // wraps ErrInvalidGlob and quotes g.
 func CheckGlob(g string) error {
 	_, err := cleanGlob(g)
@@ -168,23 +190,199 @@ func cleanGlob(g string) (string, error) {
 	switch {
 	case g == "":
 		return "", bad("is empty")
+	case len(orig) > MaxGlobLen:
+		return "", fmt.Errorf("%w: a glob of %d bytes (%q...) is longer than %d; use a shorter pattern such as \"out/**\"", ErrInvalidGlob, len(orig), orig[:32], MaxGlobLen)
 	case strings.HasPrefix(g, "/") || strings.HasPrefix(g, `\`) || len(g) > 1 && g[1] == ':':
 		return "", bad("is absolute")
 	case strings.ContainsRune(g, 0):
 		return "", bad("contains a NUL byte")
-	}
-	for _, e := range strings.Split(g, "/") {
-		switch e {
-		case "..":
-			return "", bad("contains '..'")
-		case ".", "":
-			return "", bad("contains an empty or '.' element")
-		}
-	}
-	if !doublestar.ValidatePattern(g) {
+	case !doublestar.ValidatePattern(g):
 		return "", bad("is not a valid pattern")
 	}
+	alts, why := expandGlob(g)
+	if why != "" {
+		return "", bad(why)
+	}
+	for _, a := range alts {
+		in := ""
+		if len(alts) > 1 || a != g {
+			in = fmt.Sprintf(" in the alternative %q", a)
+		}
+		if strings.HasPrefix(a, "/") || len(a) > 1 && a[1] == ':' {
+			return "", bad("is absolute" + in)
+		}
+		for _, e := range strings.Split(a, "/") {
+			switch {
+			case e == "..":
+				return "", bad("contains '..'" + in)
+			case e == "." || e == "":
+				return "", bad("contains an empty or '.' element" + in)
+			case strings.Contains(e, "***"):
+				return "", bad(fmt.Sprintf("has the element %q with three stars in a row; use * or **%s", e, in))
+			case onlyDots(e):
+				return "", bad(fmt.Sprintf("has the element %q, which can only match '.' or '..'%s", e, in))
+			}
+		}
+	}
 	return g, nil
+}
+
+// expandGlob returns the brace-free patterns g (valid doublestar syntax)
+// stands for, or why it is refused: an escape of a character that is not a
+// metacharacter, a character class that could match '/' or that other
+// parsers could read differently, or too many alternatives.
+func expandGlob(g string) ([]string, string) {
+	p := globParser{s: g}
+	alts, why := p.seq(0)
+	if why == "" && p.i < len(g) {
+		why = "has an unmatched '}'" // ValidatePattern refuses it first
+	}
+	return alts, why
+}
+
+// globParser expands brace alternation the way doublestar reads it.
+type globParser struct {
+	s string
+	i int
+}
+
+// seq expands the text from p.i up to the ',' or '}' ending it at this
+// nesting depth (or the end) and leaves p.i there.
+func (p *globParser) seq(depth int) ([]string, string) {
+	out := []string{""}
+	appendAll := func(text string) {
+		for j := range out {
+			out[j] += text
+		}
+	}
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '\\':
+			if p.i+1 >= len(p.s) || !strings.ContainsRune(`*?[]{},`, rune(p.s[p.i+1])) {
+				return nil, "has a backslash that does not escape one of * ? [ ] { } ,; write other characters without it"
+			}
+			appendAll(p.s[p.i : p.i+2])
+			p.i += 2
+		case c == '[':
+			end, why := classEnd(p.s, p.i)
+			if why != "" {
+				return nil, why
+			}
+			appendAll(p.s[p.i:end])
+			p.i = end
+		case c == '{':
+			p.i++
+			var alts []string
+			for {
+				sub, why := p.seq(depth + 1)
+				if why != "" {
+					return nil, why
+				}
+				alts = append(alts, sub...)
+				if len(alts) > MaxGlobAlternatives {
+					return nil, fmt.Sprintf("expands to more than %d alternatives", MaxGlobAlternatives)
+				}
+				if p.i >= len(p.s) {
+					return nil, "has an unclosed '{'" // ValidatePattern refuses it first
+				}
+				p.i++
+				if p.s[p.i-1] == '}' {
+					break
+				}
+			}
+			if len(out)*len(alts) > MaxGlobAlternatives {
+				return nil, fmt.Sprintf("expands to more than %d alternatives", MaxGlobAlternatives)
+			}
+			next := make([]string, 0, len(out)*len(alts))
+			for _, o := range out {
+				for _, a := range alts {
+					next = append(next, o+a)
+				}
+			}
+			out = next
+		case (c == ',' || c == '}') && depth > 0:
+			return out, ""
+		default:
+			appendAll(p.s[p.i : p.i+1])
+			p.i++
+		}
+	}
+	return out, ""
+}
+
+// classEnd returns the index just past the character class starting at
+// s[i] == '[', or why it is refused.
+func classEnd(s string, i int) (int, string) {
+	j := i + 1
+	if j < len(s) && (s[j] == '!' || s[j] == '^') {
+		return 0, "has a negated character class, which can match '/'; list the characters to match instead"
+	}
+	last := rune(-1)
+	for j < len(s) && s[j] != ']' {
+		r, n := utf8.DecodeRuneInString(s[j:])
+		switch r {
+		case '/', '\\', '{', '}':
+			return 0, fmt.Sprintf("has %q in a character class; use it outside the class", r)
+		}
+		j += n
+		if r == '-' && last >= 0 && j < len(s) && s[j] != ']' {
+			hi, n := utf8.DecodeRuneInString(s[j:])
+			if hi == '/' || hi == '\\' || hi == '{' || hi == '}' {
+				return 0, fmt.Sprintf("has %q in a character class; use it outside the class", hi)
+			}
+			if last <= '/' && '/' <= hi {
+				return 0, fmt.Sprintf("has the range %q-%q in a character class, which includes '/'", last, hi)
+			}
+			j += n
+			last = -1
+			continue
+		}
+		last = r
+	}
+	if j >= len(s) {
+		return 0, "has an unclosed '['" // ValidatePattern refuses it first
+	}
+	return j + 1, ""
+}
+
+// onlyDots reports whether the brace-free element e can match "." or ".."
+// and no ordinary name of one or two characters (see dotTwins): a literal
+// dot spelt as a class, in any combination. An element that matches an
+// ordinary name too ("*", ".*", ".?") is a wildcard, and doublestar
+// matches wildcards against directory listings only.
+func onlyDots(e string) bool {
+	// doublestar reads an element at the end of a pattern slightly
+	// differently from one followed by more ("..***" matches ".." only in
+	// "..***/x"), so both positions are tried.
+	m := func(name string) bool { return match(e, name) || match(e+"/x", name+"/x") }
+	return (m(".") || m("..")) && !slices.ContainsFunc(dotTwins(), m)
+}
+
+// match is doublestar.Match for an already validated pattern.
+func match(pattern, name string) bool {
+	ok, _ := doublestar.Match(pattern, name)
+	return ok
+}
+
+// dotTwinRunes are the characters dotTwins builds names from.
+const dotTwinRunes = ".aA0_-"
+
+// dotTwins returns the ordinary names onlyDots tries: every string of one
+// or two characters from dotTwinRunes other than "." and "..".
+func dotTwins() []string {
+	var names []string
+	for _, a := range dotTwinRunes {
+		if a != '.' {
+			names = append(names, string(a))
+		}
+		for _, b := range dotTwinRunes {
+			if a != '.' || b != '.' {
+				names = append(names, string(a)+string(b))
+			}
+		}
+	}
+	return names
 }
 
 // collector accumulates one Collect call.

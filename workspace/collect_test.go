@@ -8,8 +8,12 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -263,4 +267,177 @@ func FuzzCollectGlob(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCheckGlobHostile tries globs that spell an escape through doublestar
+// syntax other than a plain ".." element: brace alternation (nested too),
+// character classes and escapes that match only dots, classes that match
+// the separator, and absolute or empty alternatives. Each is refused with
+// a message naming what to fix.
+func TestCheckGlobHostile(t *testing.T) {
+	tests := []struct {
+		glob, why string
+	}{
+		{"{out,..}/*", `contains '..' in the alternative "../*"`},
+		{"{..}/x", `contains '..' in the alternative "../x"`},
+		{"out/{a,{b,..}}/x", `contains '..' in the alternative "out/../x"`},
+		{"{out/**,../../etc/*}", `contains '..' in the alternative "../../etc/*"`},
+		{".{.,x}/secret", `contains '..' in the alternative "../secret"`},
+		{"{.,x}./secret", `contains '..' in the alternative "../secret"`},
+		{"out/{a,b/../../..}", `contains '..' in the alternative "out/b/../../.."`},
+		{"{,/}etc/passwd", `is absolute in the alternative "/etc/passwd"`},
+		{"{/etc,out}/*", `is absolute in the alternative "/etc/*"`},
+		{"{a,}/x", `is absolute in the alternative "/x"`},
+		{"{C:,out}/x", `is absolute in the alternative "C:/x"`},
+		{"out/{a,}", `contains an empty or '.' element in the alternative "out/"`},
+		{"out/{a,.}/x", `contains an empty or '.' element in the alternative "out/./x"`},
+		{"{./x,y}", `contains an empty or '.' element in the alternative "./x"`},
+		{`\.\./x`, "is absolute"},
+		{`x/\.\./y`, "backslash that does not escape"},
+		{`out/\../x`, "backslash that does not escape"},
+		{`out/.\./x`, "backslash that does not escape"},
+		{`out/x\`, "not a valid pattern"},
+		{`out\/../x`, "backslash that does not escape"},
+		{"[.][.]/x", `has the element "[.][.]", which can only match '.' or '..'`},
+		{"out/[.]", `has the element "[.]", which can only match '.' or '..'`},
+		{"out/.[.]/x", `has the element ".[.]"`},
+		{"out/[.-.][.-.]/x", `has the element "[.-.][.-.]"`},
+		{"out/{[.][.],a}/x", `has the element "[.][.]", which can only match '.' or '..' in the alternative "out/[.][.]/x"`},
+		{"..***/x", `has the element "..***" with three stars in a row`},
+		{"[!a]../x", "negated character class"},
+		{"out/[^a]", "negated character class"},
+		{"a[.-0]../x", `range '.'-'0' in a character class, which includes '/'`},
+		{"a[--0]", `range '-'-'0'`},
+		{"a[/]b", `has '/' in a character class`},
+		{`[\.]/x`, `has '\\' in a character class`},
+		{"[{]../x", `has '{' in a character class`},
+		{"[a-}]", `has '}' in a character class`},
+		{"{a,b}}", "not a valid pattern"},
+		{"{a,b", "not a valid pattern"},
+	}
+	for _, tt := range tests {
+		err := CheckGlob(tt.glob)
+		if !errors.Is(err, ErrInvalidGlob) || !strings.Contains(err.Error(), tt.why) || !strings.Contains(err.Error(), "use a pattern relative to the workspace") {
+			t.Errorf("CheckGlob(%q) = %v, want ErrInvalidGlob saying %s", tt.glob, err, tt.why)
+		}
+	}
+	w := openTest(t, newTestManager(t, nil), "s")
+	if _, err := w.Collect(context.Background(), []string{"{out,..}/*"}, nil); !errors.Is(err, ErrInvalidGlob) || !strings.Contains(err.Error(), "globs[0]") {
+		t.Errorf("Collect({out,..}/*) err = %v, want ErrInvalidGlob naming globs[0]", err)
+	}
+}
+
+// TestCheckGlobAccepts pins ordinary globs that must stay usable,
+// including wildcards that happen to match ".." (they are matched against
+// directory listings) and escaped metacharacters.
+func TestCheckGlobAccepts(t *testing.T) {
+	for _, g := range []string{
+		"out/**", "./out/**", "out/{a,b}/*.{png,jpg}", "out/{a,{b,c}}/x", "{out,work}/**/*.txt",
+		"out/*", "out/.*", "out/.?", "out/?", "out/[.a][.a]", "out/..x", "out/x..", "out/...",
+		`out/\[1\].txt`, `out/a\,b`, `out/\{x\}`, "out/[a-c]*", "out/[a-]", "out/{a,[,]}", "a,b", "skills/*/out/*",
+	} {
+		if err := CheckGlob(g); err != nil {
+			t.Errorf("CheckGlob(%q) = %v", g, err)
+		}
+	}
+}
+
+// TestCheckGlobLimits tests MaxGlobLen and MaxGlobAlternatives at and past
+// the limit.
+func TestCheckGlobLimits(t *testing.T) {
+	long := "out/" + strings.Repeat("a", MaxGlobLen-4)
+	if err := CheckGlob(long); err != nil {
+		t.Errorf("%d bytes: %v", len(long), err)
+	}
+	if err := CheckGlob(long + "a"); !errors.Is(err, ErrInvalidGlob) || !strings.Contains(err.Error(), "longer than 4096") || len(err.Error()) > 200 {
+		t.Errorf("%d bytes: %v", len(long)+1, err)
+	}
+	items := func(n int) string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = "f" + strconv.Itoa(i)
+		}
+		return "out/{" + strings.Join(s, ",") + "}"
+	}
+	for _, tt := range []struct {
+		glob string
+		ok   bool
+	}{
+		{items(MaxGlobAlternatives), true},
+		{items(MaxGlobAlternatives + 1), false},
+		{"out/" + strings.Repeat("{a,b}", 8), true}, // 2^8 = 256
+		{"out/" + strings.Repeat("{a,b}", 9), false},
+		{"out/" + strings.Repeat("{a,", 100) + "b" + strings.Repeat("}", 100), true},
+		{"out/" + strings.Repeat("{a,{b,c}}", 5) + "{d,e}", false}, // 3^5 * 2 = 486
+	} {
+		err := CheckGlob(tt.glob)
+		if tt.ok != (err == nil) || err != nil && !strings.Contains(err.Error(), "more than 256 alternatives") {
+			t.Errorf("CheckGlob(%.40q...) = %v, want ok %v", tt.glob, err, tt.ok)
+		}
+	}
+}
+
+// escapingPaths are names outside the workspace (or the workspace itself
+// through a dot element) that no accepted glob may target.
+var escapingPaths = []string{
+	"..", "../x", "../../x", "../../etc/passwd", "x/..", "x/../..", "x/../../y", "out/../../secret",
+	"/", "/x", "/etc/passwd", "/..", "/../x", ".", "./x", "x/.", "x/./y", "../.", "./..",
+}
+
+// FuzzCheckGlob checks that no glob CheckGlob accepts targets a path
+// outside the workspace: whenever doublestar.Match (its own reading of
+// braces, classes and escapes) matches an escaping path with the pattern
+// Collect walks, it also matches the same path with every ".", ".." or
+// empty element replaced by an ordinary name, so the match comes from a
+// wildcard, which doublestar matches against directory listings, and
+// those never hold "." or "..". Accepted globs are valid doublestar
+// patterns within MaxGlobLen.
+func FuzzCheckGlob(f *testing.F) {
+	for _, s := range []string{"out/**", "{out,..}/*", "out/{a,{b,..}}", ".{.,x}/y", `\.\./x`, "[.][.]/x", "[!a]../x",
+		"a[.-0]../x", "*/x", "**", "out/.?", "{,/}etc", "?./x", "[.a][.a]/x", "*", "{a,b}/{c,d}", "./.*", "..***/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, orig string) {
+		g, err := cleanGlob(orig) // what Collect walks: orig without a leading "./"
+		if (err == nil) != (CheckGlob(orig) == nil) {
+			t.Fatalf("CheckGlob and cleanGlob disagree on %q", orig)
+		}
+		if err != nil {
+			return
+		}
+		if !doublestar.ValidatePattern(g) || len(orig) > MaxGlobLen {
+			t.Fatalf("CheckGlob accepted %q", orig)
+		}
+		for _, p := range escapingPaths {
+			if !match(g, p) {
+				continue
+			}
+			if !slices.ContainsFunc(ordinaryTwins(p), func(q string) bool { return match(g, q) }) {
+				t.Fatalf("CheckGlob accepted %q, which matches %q and no ordinary name in its place", g, p)
+			}
+		}
+	})
+}
+
+// ordinaryTwins returns p with each ".", ".." or empty element replaced by
+// an ordinary name (one of dotTwins), in every combination.
+func ordinaryTwins(p string) []string {
+	out := []string{""}
+	for i, e := range strings.Split(p, "/") {
+		subs := []string{e}
+		if e == "." || e == ".." || e == "" {
+			subs = dotTwins()
+		}
+		var next []string
+		for _, o := range out {
+			for _, s := range subs {
+				if i > 0 {
+					s = "/" + s
+				}
+				next = append(next, o+s)
+			}
+		}
+		out = next
+	}
+	return out
 }
