@@ -40,6 +40,14 @@ type Found struct {
 	// name is the SKILL.md path in the source's file system, kept so a
 	// refresh can stat it without building the path again.
 	name string
+	// id is the identity of the SKILL.md that was read, where the file
+	// system gives one: a refresh that finds another file re-reads it.
+	id fileID
+	// link marks a skill folder of a host source that is a symbolic link,
+	// read through the link; dirID is the folder it led to, which every
+	// later read through SkillFS must find again.
+	link  bool
+	dirID fileID
 }
 
 // Options adjusts Discover. The zero value is ready to use.
@@ -104,13 +112,13 @@ func Discover(ctx context.Context, src Source, opts Options) (*Result, error) {
 		rd = fsReader{src.FS}
 	}
 	defer rd.close()
-	d := &discoverer{ctx: ctx, src: src, lim: lim, prev: opts.Previous, seed: seed, rd: rd, workers: workers}
+	d := &discoverer{ctx: ctx, src: src, lim: lim, prev: opts.Previous, seed: seed, rd: rd, host: src.host(), workers: workers}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	// The root may itself be a skill folder.
 	var buf []byte
-	if f, ok, err := d.try(".", &buf); errors.Is(err, errSkipSkill) {
+	if f, ok, err := d.try(".", false, &buf); errors.Is(err, errSkipSkill) {
 		return d.result(), nil
 	} else if err != nil {
 		return nil, err
@@ -130,7 +138,7 @@ func Discover(ctx context.Context, src Source, opts Options) (*Result, error) {
 		kids := make([][]folder, len(level))
 		d.each(len(level), func(i int, buf *[]byte) {
 			dir := level[i].path
-			f, ok, err := d.try(dir, buf)
+			f, ok, err := d.try(dir, level[i].link, buf)
 			switch {
 			case errors.Is(err, errSkipSkill):
 				return
@@ -145,9 +153,9 @@ func Discover(ctx context.Context, src Source, opts Options) (*Result, error) {
 			case level[i].link:
 				// A linked folder is followed only to a skill: searching
 				// through links could leave the root or loop forever.
-				if info, err := fs.Stat(src.FS, dir); err != nil {
+				if isDir, err := d.linkedFolder(dir); err != nil {
 					d.diag(skill.Diagnostic{File: src.DisplayPath(dir), Severity: skill.Warning, Message: fmt.Sprintf("broken symlink skipped: %v", unwrapPath(err))})
-				} else if info.IsDir() {
+				} else if isDir {
 					d.diag(skill.Diagnostic{File: src.DisplayPath(dir), Severity: skill.Warning, Message: "symlinked folder holds no SKILL.md; not searched (link skill folders themselves)"})
 				}
 				return
@@ -181,6 +189,7 @@ type discoverer struct {
 	prev    map[string]*Found
 	seed    maphash.Seed
 	rd      reader
+	host    *hostFS // the source's host file system, if it has one
 	workers int
 
 	found  []*Found // appended only between parallel phases
@@ -253,11 +262,12 @@ func (d *discoverer) subdirs(dir string) ([]folder, error) {
 	return out, nil
 }
 
-// try reads dir/SKILL.md. ok is false when dir holds no SKILL.md (or is
-// not a folder). A SKILL.md that cannot be used is reported as an error
-// diagnostic and try returns errSkipSkill: it still marks a skill folder,
-// so the folder is not searched for other skills.
-func (d *discoverer) try(dir string, buf *[]byte) (*Found, bool, error) {
+// try reads dir/SKILL.md; link marks a folder that is a symbolic link.
+// ok is false when dir holds no SKILL.md (or is not a folder). A
+// SKILL.md that cannot be used is reported as an error diagnostic and try
+// returns errSkipSkill: it still marks a skill folder, so the folder is
+// not searched for other skills.
+func (d *discoverer) try(dir string, link bool, buf *[]byte) (*Found, bool, error) {
 	prev := d.prev[dir]
 	var name string
 	if prev != nil && prev.name != "" {
@@ -266,7 +276,7 @@ func (d *discoverer) try(dir string, buf *[]byte) (*Found, bool, error) {
 		name = skillFile(dir)
 	}
 	if prev != nil {
-		if st, err := d.rd.stat(name); err == nil && st.size == prev.Size && st.mod.Equal(prev.ModTime) && !st.mod.IsZero() {
+		if st, err := d.rd.stat(name); err == nil && st.size == prev.Size && st.mod.Equal(prev.ModTime) && !st.mod.IsZero() && st.id == prev.id && d.sameFolder(prev) {
 			d.reused.Add(1)
 			for _, x := range prev.Diagnostics {
 				d.diag(x)
@@ -275,17 +285,33 @@ func (d *discoverer) try(dir string, buf *[]byte) (*Found, bool, error) {
 		}
 	}
 	display := d.src.DisplayPath(name)
-	data, st, err := d.rd.read(name, d.lim.MaxFileSize, buf)
+	// A linked folder of a host source is entered through its link once,
+	// and read beneath the folder reached, which later reads must find
+	// again; everything else is read beneath the source root.
+	rd, fsys, root, file := d.rd, d.src.FS, dir, name
+	var dirID fileID
+	hostLink := link && d.host != nil
+	if hostLink {
+		id, err := d.host.identify(dir)
+		if err != nil {
+			return nil, false, nil // broken, or not a folder: the caller says
+		}
+		sfs := d.host.linked(dir, id)
+		rd, fsys, root, file, dirID = fsReader{sfs}, sfs, ".", skill.FileName, id
+	}
+	data, st, err := rd.read(file, d.lim.MaxFileSize, buf)
 	if errors.Is(err, errSymlink) {
 		// A linked SKILL.md is read only when its target stays inside the
-		// skill folder: skill content must not come from elsewhere.
-		resolved, rerr := skill.Resolve(d.src.FS, dir, name)
+		// skill folder: skill content must not come from elsewhere. The
+		// link is resolved once and the file it leads to opened without
+		// following links, so a link swapped in meanwhile is refused.
+		resolved, rerr := skill.Resolve(fsys, root, file)
 		if rerr != nil {
 			d.diag(skill.Diagnostic{File: display, Severity: skill.Error, Message: fmt.Sprintf(
 				"SKILL.md is a symlink that cannot be followed: %v; skill skipped (put the file itself in the skill folder)", rerr)})
 			return nil, false, errSkipSkill
 		}
-		data, st, err = d.rd.read(resolved, d.lim.MaxFileSize, buf)
+		data, st, err = rd.read(resolved, d.lim.MaxFileSize, buf)
 	}
 	var big errTooLarge
 	switch {
@@ -315,8 +341,40 @@ func (d *discoverer) try(dir string, buf *[]byte) (*Found, bool, error) {
 	}
 	return &Found{
 		Dir: dir, File: display, Front: &doc.Frontmatter, Diagnostics: diags,
-		Size: st.size, ModTime: st.mod, Hash: hash, name: name,
+		Size: st.size, ModTime: st.mod, Hash: hash, name: name, id: st.id,
+		link: hostLink, dirID: dirID,
 	}, true, nil
+}
+
+// sameFolder reports whether the folder of prev is still the one it was
+// read from: always, unless it is a linked folder of a host source, whose
+// link may now lead elsewhere.
+func (d *discoverer) sameFolder(prev *Found) bool {
+	if !prev.link {
+		return true
+	}
+	if d.host == nil {
+		return false
+	}
+	id, err := d.host.identify(prev.Dir)
+	return err == nil && id == prev.dirID
+}
+
+// linkedFolder reports whether the symbolic link dir leads to a folder;
+// an error means it leads nowhere.
+func (d *discoverer) linkedFolder(dir string) (bool, error) {
+	if d.host == nil {
+		info, err := fs.Stat(d.src.FS, dir)
+		if err != nil {
+			return false, err
+		}
+		return info.IsDir(), nil
+	}
+	_, err := d.host.identify(dir)
+	if isNotDir(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // unwrapPath drops the path of a *fs.PathError: diagnostics name the file

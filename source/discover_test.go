@@ -57,13 +57,16 @@ func (h hideFS) ReadLink(name string) (string, error) { return fs.ReadLink(h.FS,
 // Lstat implements fs.ReadLinkFS.
 func (h hideFS) Lstat(name string) (fs.FileInfo, error) { return fs.Lstat(h.FS, name) }
 
-// readers runs a test once with each way discovery reads host folders.
+// readers runs a test once with each way discovery reads host folders:
+// the source's own reader, and the io/fs reader over os.DirFS of the same
+// folder (a file system that follows links itself).
 var readers = []struct {
 	name string
 	wrap func(fs.FS) fs.FS
 }{
 	{"host", func(f fs.FS) fs.FS { return f }},
-	{"iofs", func(f fs.FS) fs.FS { return hideFS{f} }},
+	{"iofs", func(f fs.FS) fs.FS { return hideFS{os.DirFS(f.(*hostFS).root)} }},
+	{"walk", walkFS},
 }
 
 // dirSource returns a source for the host folder root, read as mode says.

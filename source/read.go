@@ -14,14 +14,16 @@ import (
 type fileStat struct {
 	size int64
 	mod  time.Time
+	id   fileID // zero when the file system does not say
 }
 
 // errNoFile marks a folder without a SKILL.md file: nothing by that name,
 // a folder by that name, or a parent that is not a folder.
 var errNoFile = errors.New("no SKILL.md")
 
-// errSymlink marks a SKILL.md that is a symbolic link; discovery follows
-// it only when it stays inside the skill folder.
+// errSymlink marks a SKILL.md that is a symbolic link (or, for a host
+// folder, whose path holds one); discovery follows it only when it stays
+// inside the skill folder.
 var errSymlink = errors.New("SKILL.md is a symbolic link")
 
 // errTooLarge carries the size of a SKILL.md over the limit.
@@ -32,7 +34,8 @@ func (e errTooLarge) Error() string { return fmt.Sprintf("%d bytes", e.size) }
 // reader reads SKILL.md files of one source. Discovery uses the generic
 // io/fs reader for every file system, and a descriptor-relative reader
 // for host directories where the platform has one (see newHostReader):
-// it makes four system calls per skill where os.Open and friends make ten.
+// it makes four system calls per skill where os.Open and friends make ten,
+// and, like the file system Dir makes, follows no symbolic link.
 type reader interface {
 	// read returns the content of name (at most max bytes) and its stat,
 	// reusing *buf as scratch space; the result is valid until the next
@@ -90,7 +93,7 @@ func (r fsReader) read(name string, max int64, buf *[]byte) ([]byte, fileStat, e
 	if !info.Mode().IsRegular() {
 		return nil, fileStat{}, fmt.Errorf("not a regular file (%v)", info.Mode().Type())
 	}
-	st := fileStat{size: info.Size(), mod: info.ModTime()}
+	st := fileStat{size: info.Size(), mod: info.ModTime(), id: idOf(info)}
 	if st.size > max {
 		return nil, st, errTooLarge{st.size}
 	}
@@ -120,7 +123,7 @@ func (r fsReader) stat(name string) (fileStat, error) {
 	if err != nil {
 		return fileStat{}, err
 	}
-	return fileStat{size: info.Size(), mod: info.ModTime()}, nil
+	return fileStat{size: info.Size(), mod: info.ModTime(), id: idOf(info)}, nil
 }
 
 func (r fsReader) readDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(r.fsys, name) }

@@ -11,48 +11,47 @@ import (
 )
 
 // hostReader reads files relative to a descriptor of the source's host
-// root: openat, fstat, one read and close per SKILL.md. os.Open adds four
+// root: openat2, fstat, one read and close per SKILL.md. os.Open adds four
 // fcntl calls and an epoll registration to every file, which more than
-// doubles the cost of discovery. Paths are the ones discovery built from
-// directory entries, so they hold no ".."; symlinks are followed as
-// os.DirFS follows them, except that a SKILL.md which is itself a symlink
-// is reported as errSymlink so discovery can check where it leads.
+// doubles the cost of discovery. Like the source's file system (see Dir),
+// it follows no symbolic link: a SKILL.md that is a link, or whose path
+// holds one, is reported as errSymlink so that discovery can check where
+// it leads; linked skill folders are read through hostFS.linked.
 type hostReader struct {
 	dir  int
 	path string
+	walk bool
 }
 
-// newHostReader returns a hostReader when src reads a host directory
-// through os.DirFS (as Dir makes it); other file systems get nil and are
-// read through io/fs.
+// newHostReader returns a hostReader when src reads a host directory (as
+// Dir makes it); other file systems get nil and are read through io/fs.
 func newHostReader(src Source) reader {
-	if src.Path == "" || src.FS != os.DirFS(src.Path) {
+	h := src.host()
+	if h == nil {
 		return nil
 	}
-	fd, err := unix.Open(src.Path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := retry(func() (int, error) { return unix.Open(src.Path, dirRef|unix.O_CLOEXEC, 0) })
 	if err != nil {
 		return nil // the io/fs reader reports the problem
 	}
-	return &hostReader{dir: fd, path: src.Path}
+	return &hostReader{dir: fd, path: src.Path, walk: h.walk}
 }
 
 func (h *hostReader) read(name string, max int64, buf *[]byte) ([]byte, fileStat, error) {
 	// O_NONBLOCK: a FIFO named SKILL.md must not hang discovery in open.
-	fd, err := retry(func() (int, error) {
-		return unix.Openat(h.dir, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_NOFOLLOW, 0)
-	})
+	fd, err := openBeneath(h.dir, name, readFlags, h.walk)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 			return nil, fileStat{}, errNoFile
 		}
-		if errors.Is(err, unix.ELOOP) {
+		if errors.Is(err, errSymlinkInPath) {
 			return nil, fileStat{}, errSymlink
 		}
 		return nil, fileStat{}, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
-	if _, err := retry(func() (int, error) { return 0, unix.Fstat(fd, &st) }); err != nil {
+	if err := fstat(fd, &st); err != nil {
 		return nil, fileStat{}, &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
 	fst := statOf(&st)
@@ -61,7 +60,7 @@ func (h *hostReader) read(name string, max int64, buf *[]byte) ([]byte, fileStat
 		return nil, fileStat{}, errNoFile
 	case unix.S_IFREG:
 	default:
-		return nil, fileStat{}, &fs.PathError{Op: "open", Path: name, Err: errors.New("not a regular file")}
+		return nil, fileStat{}, &fs.PathError{Op: "open", Path: name, Err: notRegular(modeOf(&st))}
 	}
 	if fst.size > max {
 		return nil, fst, errTooLarge{fst.size}
@@ -87,6 +86,8 @@ func (h *hostReader) read(name string, max int64, buf *[]byte) ([]byte, fileStat
 	return b[:n], fst, nil
 }
 
+// stat follows links: it only tells a refresh whether a SKILL.md changed
+// (size, time and identity); content is read by read alone.
 func (h *hostReader) stat(name string) (fileStat, error) {
 	var st unix.Stat_t
 	if _, err := retry(func() (int, error) { return 0, unix.Fstatat(h.dir, name, &st, 0) }); err != nil {
@@ -96,12 +97,14 @@ func (h *hostReader) stat(name string) (fileStat, error) {
 }
 
 // readDir lists a folder without sorting it (discovery sorts what it
-// finds once, at the end).
+// finds once, at the end). Entry types come from the listing; a folder
+// reached through a link is opened as discovery's link rules say.
 func (h *hostReader) readDir(name string) ([]fs.DirEntry, error) {
-	f, err := os.Open(filepath.Join(h.path, filepath.FromSlash(name)))
+	fd, err := openBeneath(h.dir, name, unix.O_RDONLY|unix.O_DIRECTORY, h.walk)
 	if err != nil {
-		return nil, err
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
+	f := os.NewFile(uintptr(fd), filepath.Join(h.path, filepath.FromSlash(name)))
 	defer f.Close()
 	return f.ReadDir(-1)
 }
@@ -109,15 +112,5 @@ func (h *hostReader) readDir(name string) ([]fs.DirEntry, error) {
 func (h *hostReader) close() { unix.Close(h.dir) }
 
 func statOf(st *unix.Stat_t) fileStat {
-	return fileStat{size: st.Size, mod: time.Unix(st.Mtim.Unix())}
-}
-
-// retry repeats a system call interrupted by a signal.
-func retry(call func() (int, error)) (int, error) {
-	for {
-		n, err := call()
-		if !errors.Is(err, unix.EINTR) {
-			return n, err
-		}
-	}
+	return fileStat{size: st.Size, mod: time.Unix(st.Mtim.Unix()), id: idOfStat(st)}
 }

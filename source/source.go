@@ -1,9 +1,15 @@
 // Package source says where skills come from and finds them there.
 //
-// A Source is any io/fs file system — a host directory (os.DirFS), an
+// A Source is any io/fs file system — a host directory (Dir), an
 // embed.FS, or one skill folder — plus a label and a rank. Discover walks a
 // source to a bounded depth and returns every SKILL.md it finds, parsed
 // leniently; a skill folder is never searched for further skills.
+// SkillFS gives the file system of one skill that was found.
+//
+// A host directory is read without following symbolic links (see Dir), so
+// that a file swapped for a link while it is being read — a link to
+// /etc/shadow, say — yields an error rather than the file it points to,
+// and a FIFO swapped in cannot block a read.
 package source
 
 import (
@@ -38,6 +44,18 @@ type Source struct {
 
 // Dir returns a source for a host directory. The path is made absolute so
 // skills report stable folders; it must exist and be a directory.
+//
+// Its file system opens every path beneath the directory without
+// following symbolic links at any element — openat2 with
+// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, or one O_NOFOLLOW openat per
+// element where the kernel lacks openat2 — and with O_NONBLOCK; Open
+// checks with fstat on the descriptor it opened that it got a regular
+// file or a folder, and its files' Stat is that fstat. Links in the
+// directory's own path are followed, as are, through SkillFS only,
+// linked skill folders (the links discovery follows). Links inside a
+// skill are resolved by whoever lists the skill (skill.Resolve) and the
+// resolved path is then opened. On systems without openat the file
+// system is os.DirFS.
 func Dir(path, label string, rank int) (Source, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -53,7 +71,7 @@ func Dir(path, label string, rank int) (Source, error) {
 	if label == "" {
 		label = abs
 	}
-	return Source{Label: label, FS: os.DirFS(abs), Path: abs, Rank: rank}, nil
+	return Source{Label: label, FS: dirFS(abs), Path: abs, Rank: rank}, nil
 }
 
 // FS returns a source for any file system, such as an embed.FS. Use
