@@ -61,8 +61,10 @@ func (l Limits) WithDefaults() (Limits, error) {
 type File struct {
 	// Path is slash-separated and relative to the skill folder.
 	Path string `json:"path"`
-	// Target is the file's path in the source file system when it was
-	// reached through a symlink; empty otherwise.
+	// Target is the file's resolved, link-free path in the file system
+	// the manifest was read from, when it was reached through a symlink
+	// (the file's own or a folder's); empty otherwise. Open this path,
+	// not Path, to read the file without following links.
 	Target string `json:"-"`
 	Size   int64  `json:"size"`
 	// SHA256 is the hex digest of the content, set only when the manifest
@@ -140,6 +142,16 @@ type ManifestOptions struct {
 // followed only while their target stays inside the skill folder; others
 // are reported as warnings and skipped, and cycles are detected. It
 // returns an error wrapping ErrLimit when the skill exceeds a limit.
+//
+// Each link is resolved once (Resolve) and a file reached through links
+// records its resolved path as File.Target; files are then opened by
+// their link-free path, so a file system that follows no links (the one
+// source.Dir makes) opens exactly what was listed. With Hash, each
+// opened file must still be a regular file of the listed size, checked
+// before it is read (CheckListed), or ReadManifest fails with an error
+// wrapping ErrChanged that names the file. A file system that follows
+// links and blocks on FIFOs in Open (os.DirFS) can still be raced by
+// whoever writes the folder.
 func ReadManifest(ctx context.Context, fsys fs.FS, dir string, opts ManifestOptions) (*Manifest, []Diagnostic, error) {
 	lim, err := opts.Limits.WithDefaults()
 	if err != nil {
@@ -201,19 +213,21 @@ func (w *walker) walk(fsDir, rel string) error {
 		fsPath := path.Join(fsDir, name)
 		relPath := path.Join(rel, name)
 		typ := e.Type()
-		target := ""
+		var info fs.FileInfo
 		if typ&fs.ModeSymlink != 0 {
+			// The link is resolved once, here; its file is later opened
+			// by the resolved, link-free path, so a file system that
+			// follows no links (source.Dir) reads exactly what was listed.
 			resolved, err := Resolve(w.fsys, w.root, fsPath)
 			if err != nil {
 				w.warn(relPath, "symlink skipped: %v", err)
 				continue
 			}
-			info, err := fs.Stat(w.fsys, resolved)
-			if err != nil {
+			if info, err = fs.Stat(w.fsys, resolved); err != nil {
 				w.warn(relPath, "symlink skipped: target %v", err)
 				continue
 			}
-			target, fsPath, typ = resolved, resolved, info.Mode().Type()
+			fsPath, typ = resolved, info.Mode().Type()
 		}
 		switch {
 		case typ.IsDir():
@@ -224,7 +238,7 @@ func (w *walker) walk(fsDir, rel string) error {
 				w.warn(relPath, "symlink cycle: %s leads back to a folder already listed; skipped", relPath)
 				continue
 			}
-			if _, err := fs.Stat(w.fsys, path.Join(fsPath, FileName)); err == nil {
+			if _, err := fs.Lstat(w.fsys, path.Join(fsPath, FileName)); err == nil {
 				// A nested skill is a skill of its own: not part of this
 				// one, and not discovered either (discovery does not search
 				// inside skill folders), so say so.
@@ -235,7 +249,16 @@ func (w *walker) walk(fsDir, rel string) error {
 				return err
 			}
 		case typ.IsRegular():
-			if err := w.add(fsPath, relPath, target); err != nil {
+			if info == nil {
+				if info, err = e.Info(); err != nil {
+					return fmt.Errorf("reading %s: %w", path.Join(w.label, relPath), err)
+				}
+			}
+			if !info.Mode().IsRegular() { // replaced since it was listed
+				w.warn(relPath, "not a regular file (%v); skipped", info.Mode().Type())
+				continue
+			}
+			if err := w.add(fsPath, relPath, info.Size()); err != nil {
 				return err
 			}
 		default:
@@ -249,33 +272,29 @@ func (w *walker) walk(fsDir, rel string) error {
 // (folders, ignored trees and links count too) but finite.
 func (w *walker) maxEntries() int { return 4*w.lim.MaxFiles + 64 }
 
-func (w *walker) add(fsPath, rel, target string) error {
+// add lists the regular file at fsPath (link-free) as rel, size bytes.
+func (w *walker) add(fsPath, rel string, size int64) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
 	if len(w.files) >= w.lim.MaxFiles {
 		return fmt.Errorf("skill %s has more than %d files; remove files or raise the files-per-skill limit: %w", w.label, w.lim.MaxFiles, ErrLimit)
 	}
-	info, err := fs.Stat(w.fsys, fsPath)
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", path.Join(w.label, rel), err)
+	f := File{Path: rel, Size: size, Doc: IsDoc(rel)}
+	if fsPath != path.Join(w.root, rel) {
+		f.Target = fsPath
 	}
-	f := File{Path: rel, Target: target, Size: info.Size(), Doc: IsDoc(rel)}
-	if rel == FileName && info.Size() > w.lim.MaxFileSize {
-		return fmt.Errorf("%s is %d bytes, over the %d-byte SKILL.md limit; move material into reference files: %w", path.Join(w.label, rel), info.Size(), w.lim.MaxFileSize, ErrLimit)
+	if rel == FileName && size > w.lim.MaxFileSize {
+		return fmt.Errorf("%s is %d bytes, over the %d-byte SKILL.md limit; move material into reference files: %w", path.Join(w.label, rel), size, w.lim.MaxFileSize, ErrLimit)
 	}
 	w.bytes += f.Size
 	if w.bytes > w.lim.MaxBytes {
 		return fmt.Errorf("skill %s holds more than %d bytes; remove large files or raise the bytes-per-skill limit: %w", w.label, w.lim.MaxBytes, ErrLimit)
 	}
 	if w.hash {
-		sum, n, err := hashFile(w.fsys, fsPath)
+		sum, err := hashListed(w.fsys, fsPath, size)
 		if err != nil {
 			return fmt.Errorf("hashing %s: %w", path.Join(w.label, rel), err)
-		}
-		if n != f.Size {
-			// Size and digest must describe the same bytes: hosts verify both.
-			return fmt.Errorf("%s changed while it was read (%d bytes, then %d); read the skill again", path.Join(w.label, rel), f.Size, n)
 		}
 		f.SHA256 = sum
 	}
@@ -285,24 +304,71 @@ func (w *walker) add(fsPath, rel, target string) error {
 
 // HashFile returns the hex SHA-256 of one file in fsys.
 func HashFile(fsys fs.FS, name string) (string, error) {
-	sum, _, err := hashFile(fsys, name)
+	sum, _, err := hashFile(fsys, name, -1)
 	return sum, err
 }
 
+// ErrChanged is wrapped by the errors of reads that found a file other
+// than the one listed: not a regular file any more, or another size.
+// Size and digest must describe the same bytes (hosts verify both), so
+// the skill must be listed again.
+var ErrChanged = errors.New("changed since it was listed; list the skill again")
+
+// hashListed hashes the file at name, which was listed as a regular file
+// of size bytes; it fails with ErrChanged when the file opened is not
+// that (checked with the opened file's own Stat, before reading) or
+// yields another number of bytes.
+func hashListed(fsys fs.FS, name string, size int64) (string, error) {
+	sum, n, err := hashFile(fsys, name, size)
+	if err != nil {
+		return "", err
+	}
+	if n != size {
+		return "", fmt.Errorf("%d bytes listed, %d read: %w", size, n, ErrChanged)
+	}
+	return sum, nil
+}
+
 // hashFile returns the hex SHA-256 of one file and the number of bytes
-// it hashed.
-func hashFile(fsys fs.FS, name string) (string, int64, error) {
+// it hashed. With size >= 0 the file must be a regular file of that size
+// by its Stat, and at most size+1 bytes are read.
+func hashFile(fsys fs.FS, name string, size int64) (string, int64, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return "", 0, err
 	}
 	defer f.Close()
+	var r io.Reader = f
+	if size >= 0 {
+		if err := CheckListed(f, size); err != nil {
+			return "", 0, err
+		}
+		r = io.LimitReader(f, size+1)
+	}
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := io.Copy(h, r)
 	if err != nil {
 		return "", n, err
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// CheckListed checks, with f's own Stat (for a host file, the fstat of
+// the descriptor that was opened), that f is a regular file of the size
+// it was listed with. A mismatch is an error wrapping ErrChanged; the
+// caller names the file.
+func CheckListed(f fs.File, size int64) error {
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("not a regular file any more (%v): %w", info.Mode().Type(), ErrChanged)
+	}
+	if info.Size() != size {
+		return fmt.Errorf("%d bytes listed, %d now: %w", size, info.Size(), ErrChanged)
+	}
+	return nil
 }
 
 // isAncestor reports whether dir is p or a parent of p.

@@ -233,8 +233,11 @@ func TestReadManifestSymlinks(t *testing.T) {
 	if f, _ := m.Lookup("file-link.md"); f.Target != "ref/guide.md" || f.SHA256 != sha("guide") || !f.Doc {
 		t.Errorf("file-link.md = %+v, want Target ref/guide.md and the target's digest", f)
 	}
-	if f, _ := m.Lookup("a-link/data.txt"); f.Target != "" {
-		t.Errorf("a-link/data.txt Target = %q; only the link itself carries one", f.Target)
+	if f, _ := m.Lookup("a-link/data.txt"); f.Target != "zreal/data.txt" {
+		t.Errorf("a-link/data.txt Target = %q, want the resolved zreal/data.txt (reached through a folder link)", f.Target)
+	}
+	if f, _ := m.Lookup("zreal/data.txt"); f.Target != "" {
+		t.Errorf("zreal/data.txt Target = %q for a file reached without links", f.Target)
 	}
 	wantWarn := map[string]string{
 		"escape-rel.txt": "outside the skill folder",
