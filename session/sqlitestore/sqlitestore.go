@@ -25,7 +25,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -82,6 +84,12 @@ var _ session.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the session store at path and migrates its
 // schema to SchemaVersion. Errors name the file.
+//
+// Sessions hold conversations, so a new file is created readable by its
+// owner only (0600, less if the umask says so); SQLite gives its -wal and
+// -shm files the database file's permissions. An existing file keeps the
+// mode its owner chose, and side files left more open than it (by an
+// older build) are narrowed to it.
 func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
@@ -103,6 +111,9 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if strings.ContainsAny(abs, "?#") {
 		return nil, fmt.Errorf("sqlitestore %s: the path contains '?' or '#', which SQLite would read as URI syntax; rename the file or its directory", abs)
 	}
+	if err := createPrivate(abs); err != nil {
+		return nil, err
+	}
 	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", o.BusyTimeout.Milliseconds())
 	w, err := sql.Open("sqlite", abs+"?"+busy+
 		"&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
@@ -118,6 +129,10 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		_ = w.Close()
 		return nil, err
 	}
+	if err := restrictSideFiles(abs); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
 	r, err := sql.Open("sqlite", abs+"?"+busy+"&_pragma=query_only(1)")
 	if err != nil {
 		_ = w.Close()
@@ -126,6 +141,49 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	r.SetMaxOpenConns(4)
 	s.r = r
 	return s, nil
+}
+
+// createPrivate creates the database file with mode 0600 when it does not
+// exist yet, so SQLite, which would create it 0644, opens it instead. An
+// empty file is an empty database to SQLite.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sqlitestore %s: create the database file: %w", path, err)
+	}
+	return f.Close()
+}
+
+// restrictSideFiles narrows the -wal and -shm files to the permissions of
+// the database file where they allow more. SQLite creates them with the
+// database's mode, but ones left by a build that created 0644 files keep
+// theirs after the owner narrows the database.
+func restrictSideFiles(path string) error {
+	db, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("sqlitestore %s: %w", path, err)
+	}
+	want := db.Mode().Perm()
+	for _, suffix := range []string{"-wal", "-shm"} {
+		side := path + suffix
+		fi, err := os.Lstat(side)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("sqlitestore %s: %w", side, err)
+		}
+		if !fi.Mode().IsRegular() || fi.Mode().Perm()&^want == 0 {
+			continue
+		}
+		if err := os.Chmod(side, fi.Mode().Perm()&want); err != nil {
+			return fmt.Errorf("sqlitestore %s: narrow its permissions to the database file's (%v): %w; run chmod %o on it", side, want, err, want)
+		}
+	}
+	return nil
 }
 
 // Path returns the absolute path of the store's file.
