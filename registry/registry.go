@@ -7,6 +7,12 @@
 // hold a skill of the same name, the one from the lower rank wins and the
 // other is reported as shadowed, never silently dropped. Per-request
 // visibility filters hide a skill from every view of a snapshot at once.
+//
+// Every read of a skill goes through its source's SkillFS: for a host
+// folder, files are opened beneath the skill folder without following
+// symbolic links, and a file read must still be the regular file of the
+// size its listing recorded, so a file swapped for a link or a FIFO is
+// refused instead of read.
 package registry
 
 import (

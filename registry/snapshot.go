@@ -25,7 +25,9 @@ import (
 var ErrNotFound = errors.New("not found")
 
 // ErrStale is returned when a skill's SKILL.md changed on disk after the
-// snapshot was taken; Registry.Refresh picks up the new content.
+// snapshot was taken, when a linked skill folder now leads elsewhere, and
+// when a file changed between its listing and its read twice in a row;
+// Registry.Refresh picks up the new content.
 var ErrStale = errors.New("changed on disk; refresh the registry")
 
 // ErrTooLarge is returned when a file is larger than the read cap.
@@ -85,6 +87,11 @@ type entry struct {
 	src      source.Source
 	found    *source.Found
 	sum      skill.Summary
+	// fsys is the skill folder (source.SkillFS): every read of the skill
+	// goes through it, so host files are opened beneath the folder
+	// without following links.
+	fsys  fs.FS
+	fsErr error
 
 	body     atomic.Pointer[string]
 	manifest struct {
@@ -108,11 +115,21 @@ type docCache struct {
 }
 
 func newEntry(r *Registry, i int, src source.Source, f *source.Found) *entry {
-	return &entry{reg: r, srcIndex: i, src: src, found: f, sum: skill.Summary{
+	e := &entry{reg: r, srcIndex: i, src: src, found: f, sum: skill.Summary{
 		Name: f.Front.Name, Description: f.Front.Description,
 		ModelInvocable: !f.Front.DisableModelInvocation, UserInvocable: f.Front.UserInvocable,
 		Source: src.Label, Rank: src.Rank, Dir: f.Dir, Path: src.HostPath(f.Dir),
 	}}
+	e.fsys, e.fsErr = src.SkillFS(f)
+	return e
+}
+
+// stale marks an error that says the skill folder was replaced as ErrStale.
+func stale(err error) error {
+	if errors.Is(err, source.ErrReplaced) && !errors.Is(err, ErrStale) {
+		return fmt.Errorf("%w: %w", ErrStale, err)
+	}
+	return err
 }
 
 // Len returns the number of visible skills.
@@ -156,16 +173,14 @@ func (s *Snapshot) SkillFile(name string) (string, bool) {
 	return e.found.File, true
 }
 
-// FS returns the skill's folder as a file system (rooted at the skill).
+// FS returns the skill's folder as a file system (rooted at the skill):
+// source.SkillFS, so that a host folder is read without following links.
 func (s *Snapshot) FS(name string) (fs.FS, error) {
 	e := s.get(name)
 	if e == nil {
 		return nil, notFound(name)
 	}
-	if e.found.Dir == "." {
-		return e.src.FS, nil
-	}
-	return fs.Sub(e.src.FS, e.found.Dir)
+	return e.fsys, e.fsErr
 }
 
 // Shadowed returns the skills that lost a same-name conflict.
@@ -220,11 +235,19 @@ func (s *Snapshot) Body(ctx context.Context, name string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	file := path.Join(e.found.Dir, skill.FileName)
+	if e.fsErr != nil {
+		return "", fmt.Errorf("reading %s: %w", e.found.File, e.fsErr)
+	}
 	lim, _ := e.reg.opts.Limits.WithDefaults()
-	data, err := readCapped(e.src.FS, file, lim.MaxFileSize)
+	// A SKILL.md that is a link inside the skill (discovery allows it) is
+	// resolved, then read by its link-free path.
+	file, err := skill.Resolve(e.fsys, ".", skill.FileName)
 	if err != nil {
-		return "", fmt.Errorf("reading %s: %w", e.found.File, err)
+		return "", fmt.Errorf("reading %s: %w", e.found.File, stale(err))
+	}
+	data, _, err := readCapped(e.fsys, file, lim.MaxFileSize, -1)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", e.found.File, stale(err))
 	}
 	// The body must belong to the header this snapshot lists: a file
 	// edited since discovery is refused until the registry is refreshed.
@@ -254,15 +277,29 @@ func (s *Snapshot) Manifest(ctx context.Context, name string) (*skill.Manifest, 
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
 	if !mc.done || !e.stampsCurrent(mc.stamps) {
-		m, diags, err := skill.ReadManifest(ctx, e.src.FS, e.found.Dir,
+		if e.fsErr != nil {
+			return nil, nil, e.fsErr
+		}
+		m, diags, err := skill.ReadManifest(ctx, e.fsys, ".",
 			skill.ManifestOptions{Limits: e.reg.opts.Limits, Label: e.src.DisplayPath(e.found.Dir)})
 		if err != nil && ctx.Err() != nil {
 			return nil, nil, err // a cancelled listing is not cached
 		}
-		mc.m, mc.diags, mc.err, mc.done = m, diags, err, true
+		mc.m, mc.diags, mc.err, mc.done = m, diags, stale(err), true
 		mc.stamps = e.stampDirs(m)
 	}
 	return mc.m, mc.diags, mc.err
+}
+
+// relist drops the cached listing if it is still m, so that the next
+// Manifest lists the skill again.
+func (e *entry) relist(m *skill.Manifest) {
+	mc := &e.manifest
+	mc.mu.Lock()
+	if mc.m == m {
+		mc.done = false
+	}
+	mc.mu.Unlock()
 }
 
 // dirStamp records one folder's modification time.
@@ -275,21 +312,17 @@ type dirStamp struct {
 // the manifest, so a later call notices added or removed files without
 // walking the skill again.
 func (e *entry) stampDirs(m *skill.Manifest) []dirStamp {
-	dirs := []string{e.found.Dir}
+	dirs := []string{"."}
 	if m != nil {
 		for _, f := range m.Files {
-			p := f.Target
-			if p == "" {
-				p = path.Join(e.found.Dir, f.Path)
-			}
-			if d := path.Dir(p); !slices.Contains(dirs, d) {
+			if d := path.Dir(openPath(f)); !slices.Contains(dirs, d) {
 				dirs = append(dirs, d)
 			}
 		}
 	}
 	out := make([]dirStamp, 0, len(dirs))
 	for _, d := range dirs {
-		info, err := fs.Stat(e.src.FS, d)
+		info, err := fs.Stat(e.fsys, d)
 		if err != nil {
 			return nil // cannot tell: the next call lists again
 		}
@@ -305,7 +338,7 @@ func (e *entry) stampsCurrent(stamps []dirStamp) bool {
 		return false
 	}
 	for _, st := range stamps {
-		info, err := fs.Stat(e.src.FS, st.dir)
+		info, err := fs.Stat(e.fsys, st.dir)
 		if err != nil || !info.ModTime().Equal(st.mod) {
 			return false
 		}
@@ -326,32 +359,63 @@ func (s *Snapshot) Docs(ctx context.Context, name string) ([]string, error) {
 // ReadFile returns one file of the named skill by its path relative to the
 // skill folder. The path must be in the skill's manifest, so it can never
 // leave the skill folder; files over the read cap fail with ErrTooLarge.
+//
+// The file is opened by the link-free path the listing resolved, beneath
+// the skill folder (for a host folder, without following any link and
+// with O_NONBLOCK), and must still be the regular file of the listed
+// size, checked on the opened file before it is read. A file that
+// changed since it was listed makes ReadFile list the skill again and
+// retry once; a second mismatch is an error wrapping ErrStale.
 func (s *Snapshot) ReadFile(ctx context.Context, name, rel string) ([]byte, error) {
+	data, _, err := s.readFile(ctx, name, rel)
+	return data, err
+}
+
+// readFile is ReadFile, also returning the opened file's Stat.
+func (s *Snapshot) readFile(ctx context.Context, name, rel string) ([]byte, fs.FileInfo, error) {
 	e := s.get(name)
 	if e == nil {
-		return nil, notFound(name)
-	}
-	m, _, err := s.Manifest(ctx, name)
-	if err != nil {
-		return nil, err
+		return nil, nil, notFound(name)
 	}
 	clean := path.Clean(strings.TrimPrefix(rel, "./"))
-	f, ok := m.Lookup(clean)
-	if !ok || !fs.ValidPath(clean) {
-		return nil, fmt.Errorf("file %q is not part of skill %q: %w", rel, name, ErrNotFound)
+	for try := 0; ; try++ {
+		m, _, err := s.Manifest(ctx, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		f, ok := m.Lookup(clean)
+		if !ok || !fs.ValidPath(clean) {
+			return nil, nil, fmt.Errorf("file %q is not part of skill %q: %w", rel, name, ErrNotFound)
+		}
+		if f.Size > e.reg.opts.MaxReadBytes {
+			return nil, nil, fmt.Errorf("file %q of skill %q is %d bytes, over the %d-byte read limit: %w", clean, name, f.Size, e.reg.opts.MaxReadBytes, ErrTooLarge)
+		}
+		data, info, err := readCapped(e.fsys, openPath(f), e.reg.opts.MaxReadBytes, f.Size)
+		if err == nil {
+			return data, info, nil
+		}
+		if !errors.Is(err, ErrTooLarge) && ctx.Err() == nil {
+			// Edited, removed or replaced (by a link, say) since the
+			// listing: list the skill again and retry, once.
+			e.relist(m)
+			if try == 0 {
+				continue
+			}
+			if errors.Is(err, skill.ErrChanged) {
+				err = fmt.Errorf("%w: %w", ErrStale, err)
+			}
+		}
+		return nil, nil, fmt.Errorf("reading %s of skill %q: %w", clean, name, stale(err))
 	}
-	if f.Size > e.reg.opts.MaxReadBytes {
-		return nil, fmt.Errorf("file %q of skill %q is %d bytes, over the %d-byte read limit: %w", clean, name, f.Size, e.reg.opts.MaxReadBytes, ErrTooLarge)
+}
+
+// openPath is the link-free path of a manifest file in the skill's file
+// system.
+func openPath(f skill.File) string {
+	if f.Target != "" {
+		return f.Target
 	}
-	p := f.Target
-	if p == "" {
-		p = path.Join(e.found.Dir, clean)
-	}
-	data, err := readCapped(e.src.FS, p, e.reg.opts.MaxReadBytes)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s of skill %q: %w", clean, name, err)
-	}
-	return data, nil
+	return f.Path
 }
 
 // DocText returns the text of one document of the named skill. The text
@@ -370,29 +434,25 @@ func (s *Snapshot) DocText(ctx context.Context, name, doc string) (string, error
 	if !ok || !f.Doc {
 		return "", fmt.Errorf("%q is not a document of skill %q: %w", doc, name, ErrNotFound)
 	}
-	p := f.Target
-	if p == "" {
-		p = path.Join(e.found.Dir, doc)
+	// The stat only says whether the cached text is still current; the
+	// text itself is read by ReadFile, and cached under that read's own
+	// stat.
+	if info, err := fs.Stat(e.fsys, openPath(f)); err == nil {
+		e.docMu.Lock()
+		c, ok := e.docs[doc]
+		e.docMu.Unlock()
+		if ok && c.size == info.Size() && c.mod == info.ModTime().UnixNano() {
+			return c.text, nil
+		}
 	}
-	info, err := fs.Stat(e.src.FS, p)
-	if err != nil {
-		return "", fmt.Errorf("reading %s of skill %q: %w", doc, name, err)
-	}
-	key := docCache{size: info.Size(), mod: info.ModTime().UnixNano()}
-	e.docMu.Lock()
-	c, ok := e.docs[doc]
-	e.docMu.Unlock()
-	if ok && c.size == key.size && c.mod == key.mod {
-		return c.text, nil
-	}
-	data, err := s.ReadFile(ctx, name, doc)
+	data, info, err := s.readFile(ctx, name, doc)
 	if err != nil {
 		return "", err
 	}
 	if !utf8.Valid(data) {
 		return "", fmt.Errorf("document %s of skill %q is not valid UTF-8", doc, name)
 	}
-	key.text = string(data)
+	key := docCache{size: info.Size(), mod: info.ModTime().UnixNano(), text: string(data)}
 	e.docMu.Lock()
 	if e.docs == nil {
 		e.docs = map[string]docCache{}
@@ -402,19 +462,58 @@ func (s *Snapshot) DocText(ctx context.Context, name, doc string) (string, error
 	return key.text, nil
 }
 
-// readCapped reads a whole file that must not exceed max bytes.
-func readCapped(fsys fs.FS, name string, max int64) ([]byte, error) {
+// readCapped reads a whole file that must not exceed max bytes. With
+// listed >= 0 the file opened must be a regular file of that size by its
+// own Stat (skill.CheckListed), checked before it is read, and must yield
+// exactly that many bytes. It returns the opened file's Stat.
+func readCapped(fsys fs.FS, name string, max, listed int64) ([]byte, fs.FileInfo, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	info, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if listed >= 0 {
+		if err := skill.CheckListed(f, listed); err != nil {
+			return nil, nil, err
+		}
+	} else if !info.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s is not a regular file (%v)", name, info.Mode().Type())
+	}
+	size := max + 1
+	if listed >= 0 {
+		size = min(size, listed+1)
+	}
+	data := make([]byte, 0, min(size, info.Size()+1))
+	data, err = readAll(io.LimitReader(f, size), data)
+	if err != nil {
+		return nil, nil, err
 	}
 	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s is over the %d-byte limit: %w", name, max, ErrTooLarge)
+		return nil, nil, fmt.Errorf("%s is over the %d-byte limit: %w", name, max, ErrTooLarge)
 	}
-	return data, nil
+	if listed >= 0 && int64(len(data)) != listed {
+		return nil, nil, fmt.Errorf("%d bytes listed, %d read: %w", listed, len(data), skill.ErrChanged)
+	}
+	return data, info, nil
+}
+
+// readAll reads r to its end into b.
+func readAll(r io.Reader, b []byte) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }

@@ -1,0 +1,104 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/skillkit/skillkit/skill"
+	"github.com/skillkit/skillkit/source"
+)
+
+// resizeFS lists its files as they are but opens every a.txt with delta
+// more bytes: a file that changes between each listing and each read.
+type resizeFS struct {
+	m     fstest.MapFS
+	delta int
+}
+
+func (r resizeFS) Open(name string) (fs.File, error) {
+	if strings.HasSuffix(name, "/a.txt") && r.delta != 0 {
+		data := r.m[name].Data
+		if r.delta < 0 {
+			data = data[:len(data)+r.delta]
+		} else {
+			data = append(append([]byte(nil), data...), strings.Repeat("+", r.delta)...)
+		}
+		return fstest.MapFS{"f": {Data: data}}.Open("f")
+	}
+	return r.m.Open(name)
+}
+
+// ReadDir lists through the map, so the listing keeps the listed sizes.
+func (r resizeFS) ReadDir(name string) ([]fs.DirEntry, error) { return r.m.ReadDir(name) }
+
+// Stat stats through the map (the listing's view).
+func (r resizeFS) Stat(name string) (fs.FileInfo, error) { return r.m.Stat(name) }
+
+// TestReadFileSizeCheck reads a file whose opened size is the listed
+// size, one byte less, one byte more and zero: only the listed size is
+// read; any other is ErrStale naming the file, after one new listing.
+func TestReadFileSizeCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		delta int
+	}{{"listed size", 0}, {"one byte less", -1}, {"one byte more", 1}, {"empty", -5}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := fstest.MapFS{"s/SKILL.md": {Data: []byte(skillMD("s", "d"))}, "s/a.txt": {Data: []byte("12345")}, "s/doc.md": {Data: []byte("doc")}}
+			reg := newReg(t, []source.Source{source.FS(resizeFS{m, tc.delta}, "mem", 0)}, nil)
+			data, err := reg.Snapshot().ReadFile(context.Background(), "s", "a.txt")
+			if tc.delta == 0 {
+				if err != nil || string(data) != "12345" {
+					t.Fatalf("ReadFile = %q, %v", data, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrStale) || !errors.Is(err, skill.ErrChanged) || !strings.Contains(err.Error(), `a.txt of skill "s"`) {
+				t.Errorf("ReadFile = %q, %v; want ErrStale naming a.txt", data, err)
+			}
+		})
+	}
+}
+
+// TestReadFileAfterEdit reads a file that was edited to another size
+// after the listing: the skill is listed again and the new content read.
+func TestReadFileAfterEdit(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"s/SKILL.md": skillMD("s", "d"), "s/a.md": "short"})
+	src, err := source.Dir(root, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newReg(t, []source.Source{src}, nil).Snapshot()
+	ctx := context.Background()
+	if got, err := s.DocText(ctx, "s", "a.md"); err != nil || got != "short" {
+		t.Fatalf("DocText = %q, %v", got, err)
+	}
+	writeTree(t, root, map[string]string{"s/a.md": "a longer text"})
+	if got, err := s.ReadFile(ctx, "s", "a.md"); err != nil || string(got) != "a longer text" {
+		t.Errorf("ReadFile after an edit = %q, %v", got, err)
+	}
+	if got, err := s.DocText(ctx, "s", "a.md"); err != nil || got != "a longer text" {
+		t.Errorf("DocText after an edit = %q, %v", got, err)
+	}
+	// A file replaced by a link out of the skill is no longer part of it.
+	outside := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(outside, []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, "s", "a.md")
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, p); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ReadFile(ctx, "s", "a.md"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("ReadFile of a file replaced by a link out = %q, %v; want ErrNotFound", got, err)
+	}
+}
