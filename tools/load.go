@@ -213,6 +213,8 @@ func Read() Tool {
 					return Errorf("Error: %q is not a file of skill %q; paths are relative to the skill folder (see %s for documents)", a.Path, a.Skill, ListDocsName)
 				case errors.Is(err, registry.ErrTooLarge):
 					return Errorf("Error: %v; it cannot be read whole, process it with a command instead (workspace_exec, when available)", err)
+				case errors.Is(err, registry.ErrStale):
+					return Errorf("Error: %q of skill %q changed on disk while it was read (%v); call %s again to read the new version", a.Path, a.Skill, err, ReadName)
 				}
 				return Errorf("Error: %v", err)
 			}
