@@ -34,6 +34,12 @@ const (
 	execUnknownStatus = 1
 )
 
+// execMaxTimeout is the longest --timeout: the runners' own default
+// ceiling. The CLI lowers the runner's ceiling to --timeout and never
+// raises it, so a typo such as 100h is an error, not a command that runs
+// for days.
+const execMaxTimeout = sandbox.DefaultMaxTimeout
+
 // freshWorkspaceID names the workspace inside a temporary root.
 const freshWorkspaceID = "exec"
 
@@ -66,11 +72,12 @@ func newExec(env *Env) *cobra.Command {
 			"The command runs in the isolated sandbox: no network unless --network, no files outside the\n" +
 			"workspace but read-only system directories. --local runs it UNCONFINED instead (trusted\n" +
 			"commands only). After the command, files matching the --output globs (relative to the\n" +
-			"workspace, e.g. 'out/**') are collected.\n\n" +
-			"Without --json, the command's stdout and stderr are passed through and a summary of\n" +
-			"truncation, timeout and output files goes to stderr. With --json, one object is printed:\n" +
-			"exit_code, stdout, stderr, stdout_truncated, stderr_truncated, timed_out, duration_ms and\n" +
-			"output_files (path, size, mime, content when inline), the workspace_exec tool's shape.\n\n" +
+			"workspace, e.g. 'out/**') are collected. --timeout is at most " + execMaxTimeout.String() + ".\n\n" +
+			"Without --json, the command's stdout and stderr are passed through (with control characters\n" +
+			"escaped on a terminal, see skillkit --help) and a summary of truncation, timeout and output\n" +
+			"files goes to stderr. With --json, one object is printed: exit_code, stdout, stderr,\n" +
+			"stdout_truncated, stderr_truncated, timed_out, duration_ms and output_files (path, size,\n" +
+			"mime, content when inline), the workspace_exec tool's shape.\n\n" +
 			"Exit status: the command's exit_code, as in the JSON (128+N when killed by signal N, which\n" +
 			"includes a command killed at --timeout); 127 when the command cannot be found or started;\n" +
 			"1 when no status is known; 2 when skillkit could not run it.",
@@ -88,7 +95,7 @@ func newExec(env *Env) *cobra.Command {
 	fl.StringArrayVar(&f.outputs, "output", nil, "collect files matching this glob, relative to the workspace (repeatable)")
 	fl.StringVar(&f.workspace, "workspace", "", "use (and keep) this workspace directory instead of a temporary one")
 	fl.StringVar(&f.cwd, "cwd", "", "working directory relative to the workspace (default: skills/NAME for one --skill)")
-	fl.DurationVar(&f.timeout, "timeout", sandbox.DefaultTimeout, "kill the command after this long")
+	fl.DurationVar(&f.timeout, "timeout", sandbox.DefaultTimeout, "kill the command after this long (at most "+execMaxTimeout.String()+")")
 	fl.BoolVar(&f.network, "network", false, "allow network access in the isolated sandbox")
 	fl.BoolVar(&f.local, "local", false, "run UNCONFINED, without the sandbox (trusted commands only)")
 	return cmd
@@ -96,8 +103,11 @@ func newExec(env *Env) *cobra.Command {
 
 // runExec stages the skills, runs argv and reports the result.
 func runExec(ctx context.Context, env *Env, f execFlags, roots, argv []string) error {
-	if f.timeout <= 0 {
+	switch {
+	case f.timeout <= 0:
 		return fmt.Errorf("exec: --timeout is %v; pass a positive duration such as 30s", f.timeout)
+	case f.timeout > execMaxTimeout:
+		return fmt.Errorf("exec: --timeout %v is longer than the maximum %v; pass at most %v", f.timeout, execMaxTimeout, execMaxTimeout)
 	}
 	if err := checkExecPaths(f); err != nil {
 		return err
@@ -119,7 +129,7 @@ func runExec(ctx context.Context, env *Env, f execFlags, roots, argv []string) e
 		return err
 	}
 	ex, err := tools.NewExecutor(runner, &tools.ExecOptions{
-		MaxTimeout: max(f.timeout, sandbox.DefaultMaxTimeout),
+		MaxTimeout: f.timeout,
 		Network:    f.network,
 	})
 	if err != nil {
@@ -190,9 +200,10 @@ func execSnapshot(ctx context.Context, env *Env, skills, roots []string) (*regis
 }
 
 // execRunner returns the isolated runner, or the unconfined one with a loud
-// warning when --local is set.
+// warning when --local is set. Its ceiling is --timeout (checked to be at
+// most execMaxTimeout): the CLI lowers a runner's ceiling, never raises it.
 func execRunner(env *Env, f execFlags) (sandbox.Runner, error) {
-	maxT := max(f.timeout, sandbox.DefaultMaxTimeout)
+	maxT := f.timeout
 	if f.local {
 		if f.network {
 			return nil, errors.New("exec: --network only applies to the sandbox; --local already allows all network access, drop one of them")
