@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillkit/skillkit/internal/termtext"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/skill"
 	"github.com/skillkit/skillkit/source"
@@ -28,6 +29,39 @@ type Env struct {
 	Getenv func(string) string
 	// Cwd is the working directory; empty means os.Getwd.
 	Cwd string
+	// IsTerminal reports whether w (Stdout or Stderr) is a terminal. What
+	// goes to a terminal is escaped (see termtext), since skill names,
+	// descriptions, paths and command output can hold escape sequences;
+	// other output is byte-exact. Nil means: w has an Fd method (as an
+	// *os.File has) and its descriptor is a terminal.
+	IsTerminal func(w io.Writer) bool
+}
+
+// isTerminal applies Env.IsTerminal or its default.
+func (env *Env) isTerminal(w io.Writer) bool {
+	if env.IsTerminal != nil {
+		return env.IsTerminal(w)
+	}
+	f, ok := w.(interface{ Fd() uintptr })
+	return ok && termtext.IsTerminal(f.Fd())
+}
+
+// escapeTerminals puts an escaping writer in front of Stdout and Stderr
+// where they are terminals; the returned func flushes them.
+func (env *Env) escapeTerminals() func() {
+	var ws []*termtext.Writer
+	for _, out := range []*io.Writer{&env.Stdout, &env.Stderr} {
+		if *out != nil && env.isTerminal(*out) {
+			w := termtext.NewWriter(*out)
+			ws = append(ws, w)
+			*out = w
+		}
+	}
+	return func() {
+		for _, w := range ws {
+			w.Flush()
+		}
+	}
 }
 
 // exitError carries a command's exit status without an extra message (the
@@ -44,6 +78,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if env.Stdin == nil {
 		env.Stdin = strings.NewReader("")
 	}
+	defer env.escapeTerminals()()
 	root := newRoot(&env)
 	root.SetArgs(args)
 	root.SetIn(env.Stdin)
@@ -63,9 +98,12 @@ func Run(ctx context.Context, args []string, env Env) int {
 
 func newRoot(env *Env) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "skillkit",
-		Short:         "Agent Skills for every agent: validate, list, catalog, show and count skills",
-		Long:          "skillkit parses, validates and serves Agent Skills (folders with a SKILL.md).\n\nCommands that take ROOT arguments read skills from those folders (a folder of skills,\nor one skill folder). Without ROOTs they search $SKILLKIT_PATH (colon-separated),\nthe project's .agents/skills and ~/.agents/skills, best rank first.",
+		Use:   "skillkit",
+		Short: "Agent Skills for every agent: validate, list, catalog, show and count skills",
+		Long: "skillkit parses, validates and serves Agent Skills (folders with a SKILL.md).\n\nCommands that take ROOT arguments read skills from those folders (a folder of skills,\nor one skill folder). Without ROOTs they search $SKILLKIT_PATH (colon-separated),\nthe project's .agents/skills and ~/.agents/skills, best rank first.\n\n" +
+			"On a terminal, control characters in the output (escape sequences, C1 controls,\n" +
+			"bidirectional overrides, invalid UTF-8) are shown escaped, as \\x1b or \\u202e, since\n" +
+			"skills and commands choose that text; redirected output is byte-exact.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
