@@ -35,7 +35,14 @@ func defaultStorePath(env *Env) string {
 	if h := env.Getenv("HOME"); h != "" {
 		return filepath.Join(h, ".local", "state", "skillkit", "sessions.db")
 	}
-	return filepath.Join(os.TempDir(), "skillkit", "sessions.db")
+	return filepath.Join(sharedStoreDir(), "sessions.db")
+}
+
+// sharedStoreDir is the store's directory when neither XDG_STATE_HOME nor
+// HOME is set: in the temporary directory, which other users can write,
+// so it is named for the user and openStore checks it is theirs.
+func sharedStoreDir() string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("skillkit-%d", os.Geteuid()))
 }
 
 func newSession(env *Env) *cobra.Command {
@@ -56,8 +63,15 @@ func newSession(env *Env) *cobra.Command {
 }
 
 func openStore(ctx context.Context, f *sessionFlags) (*sqlitestore.Store, error) {
-	if err := os.MkdirAll(filepath.Dir(f.store), 0o700); err != nil {
+	dir := filepath.Dir(f.store)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("--store %s: %w", f.store, err)
+	}
+	if dir == sharedStoreDir() {
+		// Another user could have made it first, to read the sessions.
+		if err := checkPrivateDir(dir); err != nil {
+			return nil, fmt.Errorf("--store %s: %w; remove it, or set HOME or XDG_STATE_HOME, or pass --store", f.store, err)
+		}
 	}
 	return sqlitestore.Open(ctx, f.store, nil)
 }
