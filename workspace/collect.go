@@ -75,7 +75,8 @@ var errEnough = errors.New("enough files")
 // Collect returns the regular files matching any of globs, in glob order and
 // then lexical order, without duplicates. Globs use doublestar syntax ("**"
 // crosses directories) and are relative to the workspace directory, e.g.
-// "out/**/*.png"; absolute globs and globs containing ".." are rejected.
+// "out/**/*.png"; globs CheckGlob refuses (absolute, "..", in any brace
+// alternative too) are rejected.
 // Symbolic links are followed only while they stay inside the workspace, and
 // "**" does not descend through links to directories.
 func (w *Workspace) Collect(ctx context.Context, globs []string, lim *CollectLimits) (*Collection, error) {
