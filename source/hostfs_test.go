@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux
 
 package source
 
@@ -20,14 +20,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// walkFS returns the host file system f resolving paths one element at
-// a time, as it does where the kernel has no openat2.
-func walkFS(f fs.FS) fs.FS {
-	h := *f.(*hostFS)
-	h.walk = true
-	return &h
-}
 
 // hostModes runs a test with openat2 and with the element-by-element
 // fallback.
