@@ -37,9 +37,16 @@ type StageResult struct {
 	// every copied path, its type, executable bit and content (or link
 	// target).
 	Digest string
-	// Copied is false when the staged copy already matched the source and
-	// was left untouched (including its .venv and any files commands wrote).
+	// Copied is false when the source was unchanged and the staged copy
+	// was kept (with its .venv and the skill's other caches); files in it
+	// that commands had changed, added or removed were then put back as
+	// staged, and are listed in Restored.
 	Copied bool
+	// Restored lists the paths in the staged copy (relative to it) that
+	// Stage found changed, added, removed or replaced — by a command, say
+	// — and put back as the source has them: changed and missing files
+	// and folders restored, added ones removed.
+	Restored []string
 	// Files and Bytes count the regular files of the skill and their size.
 	Files int
 	Bytes int64
@@ -55,8 +62,19 @@ type Skipped struct {
 	Reason string `json:"reason"`
 }
 
-// Stage copies the skill in src (the skill's folder, e.g. os.DirFS(dir) or
-// fs.Sub of an embed.FS) into skills/<name>.
+// Stage copies the skill in src (the skill's folder: the file system of
+// registry.Snapshot.FS or of source.Dir, or fs.Sub of an embed.FS) into
+// skills/<name>.
+//
+// Each source file is opened once, and the opened file must be the one
+// the walk listed — a regular file of the listed size, and the same file
+// where the file system says (device and inode) — checked on the opened
+// file before a byte is read; otherwise Stage fails with an error wrapping
+// ErrSourceChanged that names the file. A file system that opens without
+// following links and with O_NONBLOCK (source.Dir's) makes staging
+// race-free: a file swapped for a link to a host file, or for a FIFO,
+// is refused. os.DirFS follows links and can block on a FIFO in Open;
+// with it, only a swap of the file itself is caught.
 //
 // An unchanged skill is neither copied nor re-read: each file's hash is cached
 // by path, size and mtime (sources without mtimes, such as embed.FS, are
@@ -66,7 +84,23 @@ type Skipped struct {
 // directory and swapped into place atomically, so skills/<name> is always a
 // complete copy. Replacing a copy drops everything commands wrote into it,
 // including .venv: dependencies installed for the old version may not fit
-// the new one. An unchanged skill keeps them.
+// the new one.
+//
+// An unchanged skill keeps its copy, and the copy is checked against what
+// was staged before every use, so that a command cannot leave a poisoned
+// copy for later runs: every entry is examined without following links
+// (descriptor-relative, O_NOFOLLOW, O_NONBLOCK), each file's type, mode,
+// size, inode, modification and change time are compared with what Stage
+// recorded when it wrote or last checked the file — a change time cannot
+// be set back by a command — and a file whose change time is not older
+// than that check (it could have changed within the same timestamp tick)
+// is hashed. Whatever differs is put back from the source: changed files
+// rewritten, missing files and folders created, added ones removed,
+// folder modes and the workspace links repaired (see
+// StageResult.Restored). Names that are never copied (.git, node_modules,
+// __pycache__, .venv, at any depth) are left as commands made them, so a
+// skill's virtual environment and caches survive. Only unix systems check
+// the copy.
 //
 // .git, node_modules, __pycache__ and .venv in the source are not copied.
 // Symbolic links that resolve inside the skill are recreated as relative
@@ -108,14 +142,24 @@ func (w *Workspace) Stage(ctx context.Context, name string, src fs.FS) (*StageRe
 	if info, err := root.Lstat(dst); prev != nil && err == nil && info.IsDir() {
 		rehashed, err := sc.hashMissing(ctx, src, prev)
 		if err != nil {
-			return nil, fmt.Errorf("workspace %s: stage %s: %w", w.id, name, err)
+			return nil, w.stageErr(name, err)
 		}
 		if d := sc.digest(); d == prev.Digest {
-			if rehashed {
-				w.saveManifest(meta, name, sc.manifest(d))
+			chk, err := w.checkCopy(ctx, root, name, src, sc, prev.Copy, false)
+			if err == nil {
+				if rehashed || chk.changed {
+					m := sc.manifest(d)
+					m.Copy = chk.next
+					w.saveManifest(meta, name, m)
+				}
+				res.Digest = d
+				res.Restored = chk.restored
+				return res, nil
 			}
-			res.Digest = d
-			return res, nil
+			if errors.Is(err, ErrSourceChanged) || ctx.Err() != nil {
+				return nil, w.stageErr(name, err)
+			}
+			// A copy that cannot be checked or put back is replaced whole.
 		}
 	}
 
@@ -124,8 +168,29 @@ func (w *Workspace) Stage(ctx context.Context, name string, src fs.FS) (*StageRe
 	}
 	res.Digest = sc.digest()
 	res.Copied = true
-	w.saveManifest(meta, name, sc.manifest(res.Digest))
+	m := sc.manifest(res.Digest)
+	// Record what was written, so that the next Stage can tell whether a
+	// command changed it; without a record it is rewritten next time.
+	if chk, err := w.checkCopy(ctx, root, name, src, sc, nil, true); err == nil {
+		m.Copy = chk.next
+	}
+	w.saveManifest(meta, name, m)
 	return res, nil
+}
+
+// ErrSourceChanged is wrapped by Stage's errors when a source file opened
+// for staging is not the file the walk of the source listed (another
+// type, size or file), or yields another content than was hashed: the
+// skill changed, or is being swapped, while it was staged. Stage again.
+var ErrSourceChanged = errors.New("workspace: skill source changed while it was staged")
+
+// stageErr wraps an error of staging skill name, leaving limit and
+// context errors as they are.
+func (w *Workspace) stageErr(name string, err error) error {
+	if errors.Is(err, ErrLimit) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("workspace %s: stage %s: %w", w.id, name, err)
 }
 
 // node is one source entry to copy.
@@ -138,6 +203,7 @@ type node struct {
 	target string // 'l': link target relative to the link's directory
 	sum    string // 'f': hex SHA-256 of the content
 	racy   bool   // 'f': sum must not be trusted next time (see racyWindow)
+	id     fileID // 'f': the listed file, where the file system says
 }
 
 // scanned is the result of walking a skill source.
@@ -148,11 +214,34 @@ type scanned struct {
 	bytes   int64
 }
 
-// manifest records a staged copy: its digest and each file's cache key.
+// manifest records a staged copy: its digest, each source file's cache
+// key, and what each file and folder of the copy was when Stage wrote or
+// last checked it.
 type manifest struct {
-	Digest  string           `json:"digest"`
-	Entries map[string]entry `json:"entries"`
+	Digest  string              `json:"digest"`
+	Entries map[string]entry    `json:"entries"`
+	Copy    map[string]copyStat `json:"copy,omitempty"`
 }
+
+// copyStat is the stat of one regular file or folder of a staged copy
+// (path "." for the copy's own folder).
+type copyStat struct {
+	Dev   uint64 `json:"dev"`
+	Ino   uint64 `json:"ino"`
+	Mode  uint32 `json:"mode"` // an fs.FileMode
+	Size  int64  `json:"size"`
+	MTime int64  `json:"mtime"` // Unix nanoseconds
+	CTime int64  `json:"ctime"`
+	// Verified is the change time of a file created on the copy's file
+	// system just after this file's content was last written or hashed;
+	// 0 if none could be made. An unchanged stat proves an unchanged file
+	// only when CTime is earlier than Verified: a write within the same
+	// timestamp tick as the last check could keep the change time.
+	Verified int64 `json:"verified,omitempty"`
+}
+
+// fileID identifies a file on its device.
+type fileID struct{ dev, ino uint64 }
 
 type entry struct {
 	Size  int64  `json:"size"`
@@ -235,7 +324,7 @@ func (w *Workspace) scan(ctx context.Context, name string, src fs.FS) (*scanned,
 			if sc.bytes > w.m.maxSkillBytes {
 				return fmt.Errorf("%w: skill %q is larger than %d bytes (Options.MaxSkillBytes)", ErrLimit, name, w.m.maxSkillBytes)
 			}
-			n := node{path: p, kind: 'f', size: info.Size(), exec: info.Mode()&0o111 != 0}
+			n := node{path: p, kind: 'f', size: info.Size(), exec: info.Mode()&0o111 != 0, id: idOf(info)}
 			if mt := info.ModTime(); !mt.IsZero() {
 				n.mtime = mt.UnixNano()
 			}
@@ -277,20 +366,52 @@ func (sc *scanned) hashMissing(ctx context.Context, src fs.FS, prev *manifest) (
 		}
 		h.Reset()
 		start := time.Now()
-		f, err := src.Open(n.path)
+		f, err := openListed(src, n)
 		if err != nil {
 			return hashed, err
 		}
-		_, err = io.Copy(h, f)
+		c, err := io.Copy(h, io.LimitReader(f, n.size+1))
 		f.Close()
 		if err != nil {
 			return hashed, fmt.Errorf("read %s: %w", n.path, err)
+		}
+		if c != n.size {
+			return hashed, fmt.Errorf("%w: %s was listed with %d bytes and %d were read", ErrSourceChanged, n.path, n.size, c)
 		}
 		n.sum = hex.EncodeToString(h.Sum(nil))
 		n.racy = isRacy(n.mtime, start)
 		hashed = true
 	}
 	return hashed, nil
+}
+
+// openListed opens the source file of n and checks, on the opened file's
+// own Stat, that it is the file the walk listed: a regular file of the
+// listed size and, where both stats say, the same device and inode.
+func openListed(src fs.FS, n *node) (fs.File, error) {
+	f, err := src.Open(n.path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	why := ""
+	switch id := idOf(info); {
+	case !info.Mode().IsRegular():
+		why = fmt.Sprintf("is not a regular file any more (%v)", info.Mode().Type())
+	case info.Size() != n.size:
+		why = fmt.Sprintf("was listed with %d bytes and has %d", n.size, info.Size())
+	case id != (fileID{}) && n.id != (fileID{}) && id != n.id:
+		why = "is another file than the one listed"
+	}
+	if why != "" {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s %s; stage again", ErrSourceChanged, n.path, why)
+	}
+	return f, nil
 }
 
 // isRacy reports whether a hash taken at start of a file with mtime may miss
@@ -384,7 +505,7 @@ func (w *Workspace) copyIn(ctx context.Context, root *os.Root, name string, src 
 			h.Reset()
 			start := time.Now()
 			var size int64
-			size, err = copyFile(src, n.path, parent, base, fileMode(n.exec), budget, h, buf)
+			size, err = stageFile(src, n, parent, base, budget, h, buf)
 			if errors.Is(err, ErrLimit) {
 				return fmt.Errorf("%w: skill %q grew past %d bytes while being copied (Options.MaxSkillBytes)", ErrLimit, name, w.m.maxSkillBytes)
 			}
@@ -412,6 +533,36 @@ func fileMode(exec bool) os.FileMode {
 		return 0o755
 	}
 	return 0o644
+}
+
+// stageFile copies the source file of n to a new file dstPath under dst,
+// writing the content to h as well: exactly the listed n.size bytes of the
+// listed file (openListed), or an error wrapping ErrSourceChanged. It
+// fails with ErrLimit past budget bytes.
+func stageFile(src fs.FS, n *node, dst *os.Root, dstPath string, budget int64, h io.Writer, buf []byte) (int64, error) {
+	if n.size > budget {
+		return 0, ErrLimit
+	}
+	in, err := openListed(src, n)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	out, err := dst.OpenFile(dstPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode(n.exec))
+	if err != nil {
+		return 0, err
+	}
+	c, err := io.CopyBuffer(io.MultiWriter(out, h), io.LimitReader(in, n.size+1), buf)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case err != nil:
+		return c, fmt.Errorf("copy %s: %w", n.path, err)
+	case c != n.size:
+		return c, fmt.Errorf("%w: %s was listed with %d bytes and %d were read; stage again", ErrSourceChanged, n.path, n.size, c)
+	}
+	return c, nil
 }
 
 // copyFile copies srcPath from src to a new file dstPath under dst, writing

@@ -93,13 +93,13 @@ func TestStageLifecycle(t *testing.T) {
 	writeFile(t, dir, "SKILL.md", "edited by a command\n")
 	writeFile(t, dir, ".venv/bin/python", "venv\n")
 
-	// Unchanged: nothing copied, the edit and .venv survive.
+	// Unchanged: nothing copied, .venv survives, the edit is put back.
 	res2 := stage(t, w, "demo", os.DirFS(src))
-	if res2.Copied || res2.Digest != res.Digest {
-		t.Fatalf("unchanged restage = %+v", res2)
+	if res2.Copied || res2.Digest != res.Digest || !slices.Equal(res2.Restored, []string{"SKILL.md"}) {
+		t.Fatalf("unchanged restage = %+v, want SKILL.md restored", res2)
 	}
-	if got := readFile(t, filepath.Join(dir, "SKILL.md")); got != "edited by a command\n" {
-		t.Errorf("unchanged restage rewrote SKILL.md: %q", got)
+	if got := readFile(t, filepath.Join(dir, "SKILL.md")); got != "---\nname: demo\n---\n" {
+		t.Errorf("unchanged restage kept the edited SKILL.md: %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".venv/bin/python")); err != nil {
 		t.Errorf(".venv dropped on unchanged restage: %v", err)
@@ -171,13 +171,13 @@ func TestStageCacheBySizeAndMTime(t *testing.T) {
 		t.Errorf("staged = %q, want bbbb", got)
 	}
 	// Touching without changing content: re-hashed, not copied.
-	writeFile(t, dir, "marker", "kept")
+	writeFile(t, dir, ".venv/marker", "kept")
 	later := time.Now().Add(-30 * time.Second)
 	os.Chtimes(filepath.Join(src, "a.txt"), later, later)
 	if res := stage(t, w, "x", os.DirFS(src)); res.Copied {
 		t.Error("touched but unchanged file caused a copy")
 	}
-	if _, err := os.Stat(filepath.Join(dir, "marker")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, ".venv/marker")); err != nil {
 		t.Error("touched but unchanged file replaced the copy")
 	}
 }
