@@ -107,12 +107,18 @@ func Discover(ctx context.Context, src Source, opts Options) (*Result, error) {
 	if seed == (maphash.Seed{}) {
 		seed = maphash.MakeSeed()
 	}
+	host := src.host()
+	if host != nil {
+		// Each discovery resolves the links in the root's own path again,
+		// for every file system of the source.
+		host.refreshRoot()
+	}
 	rd := newHostReader(src)
 	if rd == nil {
 		rd = fsReader{src.FS}
 	}
 	defer rd.close()
-	d := &discoverer{ctx: ctx, src: src, lim: lim, prev: opts.Previous, seed: seed, rd: rd, host: src.host(), workers: workers}
+	d := &discoverer{ctx: ctx, src: src, lim: lim, prev: opts.Previous, seed: seed, rd: rd, host: host, workers: workers}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ func dirFS(root string) fs.FS { return os.DirFS(root) }
 // hostFS has no implementation on this system; host never returns one.
 type hostFS struct{}
 
+func (*hostFS) refreshRoot()                    {}
 func (*hostFS) linked(string, fileID) fs.FS     { return nil }
 func (*hostFS) identify(string) (fileID, error) { return fileID{}, fs.ErrInvalid }
 func (*hostFS) Sub(string) (fs.FS, error)       { return nil, fs.ErrInvalid }

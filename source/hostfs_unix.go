@@ -8,9 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -27,12 +29,17 @@ import (
 // whose file was swapped for a link, or that passes through a folder that
 // was, fails instead of leading elsewhere.
 //
-// The root itself is opened by its path for every call, so the links in
-// the path the operator configured are followed (as os.DirFS follows
-// them) and a root that is removed and created again is seen anew.
+// Paths are opened by the root's link-free (canonical) path joined with
+// the path below it, with RESOLVE_NO_SYMLINKS: one system call, and a
+// root that is removed and created again is seen anew. The links in the
+// root's own path, which the operator configured, are resolved once when
+// the file system is made and again at each discovery (a re-pointed root
+// link is then followed, as os.DirFS would).
 type hostFS struct {
-	// root is the absolute host path of the source.
-	root string
+	// root is the absolute host path of the source; canon its link-free
+	// form, shared with the file systems derived from this one.
+	root  string
+	canon *canonRoot
 	// link, when set, is the path below root of a linked skill folder the
 	// file system is anchored at: the link is followed once per call and
 	// must lead to the folder identified by id.
@@ -64,7 +71,43 @@ const (
 	dirFlags  = readFlags | unix.O_DIRECTORY
 )
 
-func newHostFS(root string) *hostFS { return &hostFS{root: root, dir: "."} }
+func newHostFS(root string) *hostFS { return &hostFS{root: root, canon: newCanon(root), dir: "."} }
+
+// canonRoot is the link-free path of a source root.
+type canonRoot struct{ p atomic.Pointer[string] }
+
+func newCanon(root string) *canonRoot {
+	c := &canonRoot{}
+	c.refresh(root)
+	return c
+}
+
+func (c *canonRoot) get() string { return *c.p.Load() }
+
+// refresh resolves the links of root again (its path as configured).
+func (c *canonRoot) refresh(root string) {
+	p, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		p = root // opening it reports the problem
+	}
+	c.p.Store(&p)
+}
+
+// refreshRoot resolves the links in the root's own path again.
+func (h *hostFS) refreshRoot() { h.canon.refresh(h.root) }
+
+// abs returns the host path of rel, a path below the root.
+func (h *hostFS) abs(rel string) string {
+	if rel == "." {
+		return h.canon.get()
+	}
+	return h.canon.get() + "/" + rel
+}
+
+// openRoot opens the root folder to resolve paths relative to it.
+func (h *hostFS) openRoot() (int, error) {
+	return retry(func() (int, error) { return unix.Open(h.canon.get(), dirRef|unix.O_CLOEXEC, 0) })
+}
 
 // dirFS is the file system Dir returns.
 func dirFS(root string) fs.FS { return newHostFS(root) }
@@ -89,14 +132,14 @@ func (s Source) host() *hostFS {
 // h's root whose last element may be a symbolic link) that must have the
 // identity id.
 func (h *hostFS) linked(top string, id fileID) *hostFS {
-	return &hostFS{root: h.root, link: joinRel(h.dir, top), id: id, dir: ".", walk: h.walk}
+	return &hostFS{root: h.root, canon: h.canon, link: joinRel(h.dir, top), id: id, dir: ".", walk: h.walk}
 }
 
 // anchor opens the folder that paths of h are relative to: the root, or
 // the linked skill folder after checking its identity.
 func (h *hostFS) anchor() (int, error) {
 	if h.link == "" {
-		return retry(func() (int, error) { return unix.Open(h.root, dirRef|unix.O_CLOEXEC, 0) })
+		return h.openRoot()
 	}
 	fd, id, err := h.openLink(h.link)
 	if err != nil {
@@ -113,7 +156,7 @@ func (h *hostFS) anchor() (int, error) {
 // element may be a symbolic link — the one link followed: a linked skill
 // folder, as discovery follows it — and returns it with its identity.
 func (h *hostFS) openLink(top string) (int, fileID, error) {
-	root, err := retry(func() (int, error) { return unix.Open(h.root, dirRef|unix.O_CLOEXEC, 0) })
+	root, err := h.openRoot()
 	if err != nil {
 		return -1, fileID{}, err
 	}
@@ -153,6 +196,15 @@ func (h *hostFS) identify(top string) (fileID, error) {
 func (h *hostFS) open(op, name string, flags int) (int, error) {
 	if !fs.ValidPath(name) {
 		return -1, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	if h.link == "" && !h.walk {
+		fd, err := openAbs(h.abs(joinRel(h.dir, name)), flags)
+		if err == nil {
+			return fd, nil
+		}
+		if !errors.Is(err, errNoOpenat2) {
+			return -1, &fs.PathError{Op: op, Path: name, Err: err}
+		}
 	}
 	anchor, err := h.anchor()
 	if err != nil {
@@ -266,6 +318,22 @@ func (h *hostFS) Lstat(name string) (fs.FileInfo, error) { return h.lstat("lstat
 
 func (h *hostFS) lstat(op, name string) (*fileInfo, error) {
 	info := &fileInfo{name: path.Base(name)}
+	if lstatFlags != 0 && h.link == "" && !h.walk && fs.ValidPath(name) {
+		// One open of the path itself, not of its folder: the link at the
+		// end, if any, is opened as a link.
+		fd, err := openAbs(h.abs(joinRel(h.dir, name)), lstatFlags)
+		if err == nil {
+			err = fstat(fd, &info.st)
+			unix.Close(fd)
+			if err != nil {
+				return nil, &fs.PathError{Op: op, Path: name, Err: err}
+			}
+			return info, nil
+		}
+		if !errors.Is(err, errNoOpenat2) {
+			return nil, &fs.PathError{Op: op, Path: name, Err: err}
+		}
+	}
 	err := h.inParent(op, name, func(dir int, base string) error {
 		if base == "" {
 			return fstat(dir, &info.st)

@@ -2,7 +2,11 @@
 
 package source
 
-import "golang.org/x/sys/unix"
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
 
 // dirRef opens a folder to resolve paths relative to it.
 const dirRef = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NONBLOCK
@@ -13,3 +17,13 @@ const dirRef = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NONBLOCK
 func openBeneath(dirfd int, name string, flags int, _ bool) (int, error) {
 	return walkBeneath(dirfd, name, flags)
 }
+
+// lstatFlags is 0: without O_PATH, paths are stat'ed relative to their
+// folder.
+const lstatFlags = 0
+
+// errNoOpenat2 reports that this system has no openat2.
+var errNoOpenat2 = errors.New("openat2 unavailable")
+
+// openAbs is unavailable on this system.
+func openAbs(string, int) (int, error) { return -1, errNoOpenat2 }

@@ -30,7 +30,7 @@ func newHostReader(src Source) reader {
 	if h == nil {
 		return nil
 	}
-	fd, err := retry(func() (int, error) { return unix.Open(src.Path, dirRef|unix.O_CLOEXEC, 0) })
+	fd, err := h.openRoot()
 	if err != nil {
 		return nil // the io/fs reader reports the problem
 	}
