@@ -19,22 +19,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hostFS is the file system of a host folder that Dir returns. Every
-// path is opened relative to a descriptor of the folder without following
-// symbolic links — openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, or
-// one openat with O_NOFOLLOW per path element where the kernel lacks
-// openat2 — and with O_NONBLOCK, so that no FIFO can block an open. Open
-// checks, with fstat on the descriptor it opened, that it got a regular
-// file or a folder; anything else is refused before any read. A path
-// whose file was swapped for a link, or that passes through a folder that
-// was, fails instead of leading elsewhere.
+// hostFS is the file system of a host folder that Dir returns. No path
+// is opened through a symbolic link: each is opened as the root's
+// link-free (canonical) path joined with the path below it, in one openat2
+// with RESOLVE_NO_SYMLINKS (the path holds no "..", so it stays beneath
+// the root), or, where the kernel lacks openat2, relative to a descriptor
+// of the root with one O_NOFOLLOW openat per element. Every open uses
+// O_NONBLOCK, so that no FIFO can block it, and Open checks with fstat on
+// the descriptor it opened that it got a regular file or a folder;
+// anything else is refused before any read. A path whose file was swapped
+// for a link, or that passes through a folder that was, fails instead of
+// leading elsewhere.
 //
-// Paths are opened by the root's link-free (canonical) path joined with
-// the path below it, with RESOLVE_NO_SYMLINKS: one system call, and a
-// root that is removed and created again is seen anew. The links in the
-// root's own path, which the operator configured, are resolved once when
-// the file system is made and again at each discovery (a re-pointed root
-// link is then followed, as os.DirFS would).
+// The links in the root's own path, which the operator configured, are
+// resolved when the file system is made and again at each discovery (a
+// re-pointed root link is then followed, as os.DirFS would follow it); a
+// root that is removed and created again is seen anew.
 type hostFS struct {
 	// root is the absolute host path of the source; canon its link-free
 	// form, shared with the file systems derived from this one.

@@ -47,15 +47,17 @@ type Source struct {
 //
 // Its file system opens every path beneath the directory without
 // following symbolic links at any element — openat2 with
-// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, or one O_NOFOLLOW openat per
-// element where the kernel lacks openat2 — and with O_NONBLOCK; Open
-// checks with fstat on the descriptor it opened that it got a regular
-// file or a folder, and its files' Stat is that fstat. Links in the
-// directory's own path are followed, as are, through SkillFS only,
-// linked skill folders (the links discovery follows). Links inside a
-// skill are resolved by whoever lists the skill (skill.Resolve) and the
-// resolved path is then opened. On systems without openat the file
-// system is os.DirFS.
+// RESOLVE_NO_SYMLINKS on the directory's link-free path, or one
+// O_NOFOLLOW openat per element relative to the directory where the
+// kernel lacks openat2 (discovery reads relative to a descriptor of the
+// directory with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) — and with
+// O_NONBLOCK; Open checks with fstat on the descriptor it opened that it
+// got a regular file or a folder, and its files' Stat is that fstat; Stat
+// and Lstat follow no link either. Links in the directory's own path are
+// followed, as are, through SkillFS only, linked skill folders (the links
+// discovery follows). Links inside a skill are resolved by whoever lists
+// the skill (skill.Resolve) and the resolved path is then opened. On
+// systems without openat the file system is os.DirFS.
 func Dir(path, label string, rank int) (Source, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
