@@ -28,6 +28,10 @@ type envRunner struct {
 	provider EnvProvider
 }
 
+// Unwrap returns the wrapped runner, so that WorkspacePath and MaxTimeout
+// see its capabilities.
+func (e *envRunner) Unwrap() Runner { return e.next }
+
 // Run implements Runner.
 func (e *envRunner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	injected := e.provider(ctx)

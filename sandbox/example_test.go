@@ -5,18 +5,37 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/skillkit/skillkit/sandbox"
 )
 
 func Example() {
-	ws, _ := os.MkdirTemp("", "example")
-	defer os.RemoveAll(ws)
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
 
-	r, err := sandbox.NewIsolated(nil)
+	// A workspace on a bounded volume (1 GiB, 100,000 inodes by
+	// default), whose image lives outside it.
+	ws := filepath.Join(dir, "ws")
+	_ = os.Mkdir(ws, 0o700)
+	vol, err := sandbox.NewVolume(ctx, ws, filepath.Join(dir, "ws.img"), nil)
 	var fe *sandbox.FeatureError
 	if errors.As(err, &fe) {
-		// This kernel cannot isolate; a real program would stop here.
+		// Not root, or no loop devices: a real program would stop here
+		// (or choose IsolatedOptions.UnboundedDisk explicitly).
+		fmt.Println("hello from the sandbox")
+		return
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer vol.Remove()
+
+	r, err := sandbox.NewIsolated(nil)
+	if errors.As(err, &fe) {
+		// This host cannot isolate; a real program would stop here.
 		fmt.Println("hello from the sandbox")
 		return
 	}
@@ -28,7 +47,7 @@ func Example() {
 	r = sandbox.WithEnv(r, func(ctx context.Context) map[string]string {
 		return map[string]string{"GREETING": "hello"}
 	})
-	res, err := r.Run(context.Background(), sandbox.Spec{
+	res, err := r.Run(ctx, sandbox.Spec{
 		Args:      []string{"/bin/sh", "-c", `echo "$GREETING from the sandbox" > out.txt && cat out.txt`},
 		Workspace: ws,
 	})

@@ -13,40 +13,60 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
 )
 
 // The helper is this binary re-executed with argv[0] == helperArg0 and
-// helperEnv=1 in an otherwise empty environment. Both must match, so a
-// stray variable alone never diverts a normal program.
+// helperEnv=1 in an otherwise empty environment; both must match, so a
+// stray variable alone never diverts a normal program. It is PID 1 of the
+// new namespaces: it builds the private root, drops every privilege of all
+// its threads, confines its main thread the way the command must be
+// confined, starts the command from that thread, reaps and reports.
 const (
 	helperArg0 = "skillkit-sandbox-init"
 	helperEnv  = "SKILLKIT_SANDBOX_HELPER"
 )
 
-// helperConfig is sent by the host on fd 3.
+// helperConfig is sent by the host on the socket at fd 3, after one byte
+// that carries the detached mounts (SCM_RIGHTS) when the host made them.
 type helperConfig struct {
+	Exec execConfig `json:"exec"`
+	// Workspace and ReadOnly are host paths the helper clones itself
+	// when the host sent no mounts (an unprivileged runner).
+	Workspace string   `json:"workspace"`
+	ReadOnly  []string `json:"read_only,omitempty"`
+	// MountsSent says the host sent the workspace mount and then one
+	// mount per ReadOnly path.
+	MountsSent bool `json:"mounts_sent"`
+	// Etc is the runner's /etc snapshot.
+	Etc string `json:"etc"`
+}
+
+// execConfig says how to start the command.
+type execConfig struct {
 	Args       []string `json:"args"`
 	Env        []string `json:"env"`
 	Dir        string   `json:"dir"`
-	Workspace  string   `json:"workspace"`
 	ReadOnly   []string `json:"read_only,omitempty"`
 	Limits     Limits   `json:"limits"`
-	Namespaces bool     `json:"namespaces"`
+	Network    bool     `json:"network"`
 	Landlock   bool     `json:"landlock"`
 	BestEffort bool     `json:"best_effort"`
-	Network    bool     `json:"network"`
+	Seccomp    bool     `json:"seccomp"`
 }
 
-// helperStatus is written by the helper on fd 4 before it exits.
+// helperStatus is written by a stage on its status descriptor.
 type helperStatus struct {
-	Stage  string `json:"stage,omitempty"`
-	Err    string `json:"err,omitempty"`
-	Exit   int    `json:"exit"`
-	Signal int    `json:"signal,omitempty"`
+	Stage    string `json:"stage,omitempty"`
+	Err      string `json:"err,omitempty"`
+	NotFound bool   `json:"not_found,omitempty"`
+	Exit     int    `json:"exit"`
+	Signal   int    `json:"signal,omitempty"`
+	DiskFull bool   `json:"disk_full,omitempty"`
 }
 
 // err turns a setup failure reported by the helper into an error.
@@ -57,37 +77,31 @@ func (s helperStatus) err() error {
 	return fmt.Errorf("sandbox: helper %s: %s", s.Stage, s.Err)
 }
 
-// System paths the command may read and execute. Only what interpreters
-// need: no /home, /root, /var, /tmp, /run or /srv.
-var (
-	roDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-		"/etc/alternatives", "/etc/ssl", "/etc/ca-certificates", "/etc/ld.so.conf.d",
-		"/etc/python3", "/etc/python3.11", "/etc/fonts"}
-	roFiles = []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/passwd", "/etc/group",
-		"/etc/nsswitch.conf", "/etc/localtime", "/etc/timezone", "/etc/mime.types",
-		"/etc/locale.alias", "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf",
-		"/etc/debian_version", "/etc/os-release", "/dev/urandom", "/dev/random"}
-	rwFiles = []string{"/dev/null", "/dev/zero", "/dev/full"}
-)
-
 func init() {
-	if len(os.Args) == 0 || os.Args[0] != helperArg0 || os.Getenv(helperEnv) != "1" {
+	if len(os.Args) == 0 || os.Getenv(helperEnv) != "1" {
 		return
 	}
-	// Keep this goroutine (and main) on the main thread: its tid equals
-	// the pid the host placed in the pids cgroup, and the credentials,
-	// no_new_privs and Landlock domain set below are per thread.
+	if os.Args[0] != helperArg0 {
+		return
+	}
+	// Keep this goroutine (and main) on the main thread: its tid is the
+	// pid the host placed in the pids cgroup, and the keyring, Landlock
+	// domain and seccomp filter the command inherits are set on it.
 	runtime.LockOSThread()
 	os.Exit(helperMain())
 }
 
-// helperMain sets up confinement, runs the command as its child and reports
-// how it ended. It returns the helper's exit code.
+// helperMain is stage 1. It returns the helper's exit code.
 func helperMain() int {
+	// A termination request before the command runs ends the helper at
+	// once (the host reports the deadline); later ones are forwarded.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	for _, fd := range []int{3, 4} {
-		// The command must not inherit the config or status pipes.
 		unix.CloseOnExec(fd)
 	}
+	// Nothing the host process inherited stays open here.
+	_ = unix.CloseRange(5, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	status := os.NewFile(4, "status")
 	report := func(st helperStatus) int {
 		b, _ := json.Marshal(st)
@@ -98,64 +112,79 @@ func helperMain() int {
 		}
 		return 0
 	}
-	var cfg helperConfig
-	b, err := io.ReadAll(os.NewFile(3, "config"))
-	if err == nil {
-		err = json.Unmarshal(b, &cfg)
+	terminated := func() bool {
+		select {
+		case <-sigs:
+			return true
+		default:
+			return false
+		}
 	}
+	cfg, fds, err := readHelperConfig(3)
 	if err != nil {
 		return report(helperStatus{Stage: "config", Err: err.Error()})
 	}
-	path, err := lookPath(cfg.Args[0], cfg.Env)
-	if err != nil {
-		return report(helperStatus{Stage: "exec", Err: err.Error()})
+	if terminated() {
+		return 128 + int(syscall.SIGTERM)
 	}
-	if cfg.Namespaces {
-		if err := mountProc(); err != nil {
-			return report(helperStatus{Stage: "mount", Err: err.Error()})
+	plan := mountPlan{
+		readOnlyPaths: cfg.ReadOnly,
+
+		diskBytes:  cfg.Exec.Limits.DiskBytes,
+		diskInodes: cfg.Exec.Limits.DiskInodes,
+		newRoot:    "/tmp",
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return report(helperStatus{Stage: "mount", Err: "make / private: " + err.Error()})
+	}
+	// Take the /etc snapshot, the workspace and the read-only paths
+	// before the new root's tmpfs covers /tmp, where they may lie.
+	if plan.etc, err = cloneTree(cfg.Etc, true); err != nil {
+		return report(helperStatus{Stage: "mount", Err: fmt.Sprintf("the /etc snapshot %s: %v", cfg.Etc, err)})
+	}
+	if cfg.MountsSent {
+		if len(fds) != 1+len(cfg.ReadOnly) {
+			return report(helperStatus{Stage: "config", Err: fmt.Sprintf("got %d mounts, want %d", len(fds), 1+len(cfg.ReadOnly))})
+		}
+		plan.workspace, plan.readOnly = fds[0], fds[1:]
+	} else {
+		if plan.workspace, err = cloneTree(cfg.Workspace, false); err != nil {
+			return report(helperStatus{Stage: "mount", Err: fmt.Sprintf("Spec.Workspace %s: %v", cfg.Workspace, err)})
+		}
+		for i, p := range cfg.ReadOnly {
+			fd, err := cloneTree(p, true)
+			if err != nil {
+				return report(helperStatus{Stage: "mount", Err: fmt.Sprintf("Spec.ReadOnly[%d] %s: %v", i, p, err)})
+			}
+			plan.readOnly = append(plan.readOnly, fd)
 		}
 	}
-	if err := dropCapabilities(); err != nil {
-		return report(helperStatus{Stage: "capabilities", Err: err.Error()})
+	if err := buildRoot(plan); err != nil {
+		return report(helperStatus{Stage: "mount", Err: err.Error()})
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return report(helperStatus{Stage: "no_new_privs", Err: err.Error()})
+	_ = unix.Sethostname([]byte("sandbox"))
+	if err := dropPrivileges(); err != nil {
+		return report(helperStatus{Stage: "privileges", Err: err.Error()})
 	}
-	if cfg.Landlock {
-		if err := restrictLandlock(cfg); err != nil {
-			return report(helperStatus{Stage: "landlock", Err: err.Error()})
-		}
+	if terminated() {
+		return 128 + int(syscall.SIGTERM)
 	}
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	// ForkExec forks from this locked thread, so the child inherits its
-	// credentials, no_new_privs and Landlock domain. The child stops at
-	// execve (ptrace) so that its rlimits are set before it runs a single
-	// instruction of the command, while the helper itself stays unlimited
-	// (a Go runtime under RLIMIT_AS or RLIMIT_NPROC cannot start threads).
-	pid, err := syscall.ForkExec(path, cfg.Args, &syscall.ProcAttr{
-		Dir:   cfg.Dir,
-		Env:   cfg.Env,
-		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Ptrace: true},
-	})
+	pid, err := startCommand(cfg.Exec)
 	if err != nil {
-		return report(helperStatus{Stage: "exec", Err: fmt.Sprintf("%s: %v", cfg.Args[0], err)})
+		var st *helperStatus
+		if errors.As(err, &st) {
+			return report(*st)
+		}
+		return report(helperStatus{Stage: "exec", Err: err.Error()})
 	}
-	if err := limitStopped(pid, cfg.Limits); err != nil {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		return report(helperStatus{Stage: "rlimit", Err: err.Error()})
-	}
-	if cfg.Namespaces {
-		go func() {
-			// As PID 1 of the namespace, pass termination requests to
-			// every process in it (kill(-1) spares the caller).
-			for s := range sigs {
-				_ = syscall.Kill(-1, s.(syscall.Signal))
-			}
-		}()
-	}
+	go func() {
+		// As PID 1 of the namespace, pass termination requests to every
+		// process in it (kill(-1) spares the caller).
+		for s := range sigs {
+			_ = syscall.Kill(-1, s.(syscall.Signal))
+		}
+	}()
 	for {
 		var ws syscall.WaitStatus
 		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -165,6 +194,12 @@ func helperMain() int {
 		if err != nil {
 			return report(helperStatus{Stage: "wait", Err: err.Error()})
 		}
+		if ws.Stopped() {
+			// A process that asked to be traced by us (PTRACE_TRACEME)
+			// stopped: let it go.
+			_ = syscall.PtraceDetach(wpid)
+			continue
+		}
 		if wpid != pid {
 			continue // an orphan reparented to us
 		}
@@ -173,29 +208,182 @@ func helperMain() int {
 			st.Signal = int(ws.Signal())
 			st.Exit = 128 + st.Signal
 		}
+		// Stop the rest before measuring what they left.
+		_ = syscall.Kill(-1, syscall.SIGKILL)
+		st.DiskFull = nearlyFull("/tmp") || nearlyFull("/dev/shm") || nearlyFull(WorkspaceDir)
 		// Returning ends PID 1: the kernel kills whatever is left in the
-		// namespace.
+		// namespace before the host's wait returns.
 		return report(st)
 	}
 }
 
-// mountProc makes mounts private and mounts a /proc that shows only the
-// new PID namespace.
-func mountProc() error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make / private: %w", err)
+// readHelperConfig reads the host's config and the mounts sent with it.
+func readHelperConfig(fd int) (*helperConfig, []int, error) {
+	one := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4*64))
+	_, oobn, _, _, err := unix.Recvmsg(fd, one, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, nil, fmt.Errorf("receive config: %w", err)
 	}
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount /proc: %w", err)
+	var fds []int
+	if oobn > 0 {
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil {
+			return nil, nil, fmt.Errorf("parse mounts: %w", err)
+		}
+		for _, m := range msgs {
+			got, err := unix.ParseUnixRights(&m)
+			if err != nil {
+				return nil, nil, fmt.Errorf("parse mounts: %w", err)
+			}
+			fds = append(fds, got...)
+		}
+	}
+	f := os.NewFile(uintptr(fd), "config")
+	b, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("read config: %w", err)
+	}
+	var cfg helperConfig
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return nil, nil, fmt.Errorf("decode config: %w", err)
+	}
+	return &cfg, fds, nil
+}
+
+// nearlyFull reports whether the filesystem at path has under 1 MiB or no
+// inode left.
+func nearlyFull(path string) bool {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return false
+	}
+	return int64(st.Bavail)*st.Bsize < 1<<20 || (st.Files > 0 && st.Ffree == 0)
+}
+
+// dropPrivileges leaves every thread of the helper with no capabilities
+// and locked securebits that keep uid 0 from regaining any at execve, and
+// the main thread (the only one that starts anything) with an empty
+// bounding set and no_new_privs too. The process is made non-dumpable so
+// the command cannot ptrace it or open its /proc files. Only the two
+// all-thread calls pay psx's cross-thread signalling (~0.2 ms each with
+// the helper's few runtime threads); dropping the 41 bounding-set bits and
+// no_new_privs on every thread would cost ~4 ms and adds nothing once no
+// thread holds or can regain a capability (every mount is nosuid too).
+func dropPrivileges() error {
+	// linux/securebits.h: NOROOT, NO_SETUID_FIXUP, KEEP_CAPS and
+	// NO_CAP_AMBIENT_RAISE, each with its lock bit; KEEP_CAPS itself
+	// stays off.
+	const (
+		secNoRoot            = 1 << 0
+		secNoRootLocked      = 1 << 1
+		secNoSetuidFixup     = 1 << 2
+		secNoSetuidFixupLock = 1 << 3
+		secKeepCapsLocked    = 1 << 5
+		secNoAmbientRaise    = 1 << 6
+		secNoAmbientLocked   = 1 << 7
+	)
+	const secbits = secNoRoot | secNoRootLocked | secNoSetuidFixup | secNoSetuidFixupLock |
+		secKeepCapsLocked | secNoAmbientRaise | secNoAmbientLocked
+	if err := allThreadsPrctl(unix.PR_SET_SECUREBITS, secbits, 0); err != nil {
+		return fmt.Errorf("set securebits: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	for c := 0; c <= lastCap(); c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if _, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return fmt.Errorf("clear capabilities: %w", e)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("make the helper non-dumpable: %w", err)
 	}
 	return nil
 }
 
-// helperTaskSlack is added to RLIMIT_NPROC because the kernel counts the
-// helper's own threads, which share the command's uid. RLIMIT_NPROC is
-// only a backstop: it does not bind uid 0 (the kernel exempts it), which
-// is why the pids cgroup is the real bound.
-const helperTaskSlack = 32
+// allThreadsPrctl runs prctl on every thread of the process.
+func allThreadsPrctl(option int, arg2, arg3 uintptr) error {
+	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, uintptr(option), arg2, arg3, 0, 0, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// lastCap returns the highest capability number the kernel knows.
+func lastCap() int {
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			return n
+		}
+	}
+	return 63
+}
+
+// Error implements error, so that startCommand can return a status.
+func (s *helperStatus) Error() string { return s.Err }
+
+// startCommand confines this (the main) thread — a fresh session
+// keyring, Landlock, seccomp; no_new_privs and the dropped capabilities
+// are already there — and starts the command from it, so the command
+// inherits all of them. Descriptors other than stdin, stdout and stderr
+// close at execve. The command stops at its execve (ptrace) until its
+// rlimits are set, so its first instruction runs under every bound, while
+// the helper itself stays unlimited (a Go runtime under RLIMIT_AS or
+// RLIMIT_NPROC cannot start threads).
+func startCommand(cfg execConfig) (int, error) {
+	fail := func(code int, notFound bool, format string, a ...any) (int, error) {
+		return 0, &helperStatus{Stage: "exec", Err: fmt.Sprintf(format, a...), NotFound: notFound, Exit: code}
+	}
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fail(125, false, "close inherited descriptors: %v", err)
+	}
+	// A fresh anonymous session keyring: nothing of the host's.
+	if _, _, e := unix.RawSyscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); e != 0 {
+		return fail(125, false, "join a new session keyring: %v", e)
+	}
+	path, err := lookPath(cfg.Args[0], cfg.Env)
+	if err != nil {
+		return fail(127, true, "%v", err)
+	}
+	if cfg.Landlock {
+		if err := restrictLandlock(cfg); err != nil {
+			return fail(125, false, "landlock: %v", err)
+		}
+	}
+	if cfg.Seccomp {
+		if err := loadSeccomp(); err != nil {
+			return fail(125, false, "%v", err)
+		}
+	}
+	pid, err := syscall.ForkExec(path, cfg.Args, &syscall.ProcAttr{
+		Dir:   cfg.Dir,
+		Env:   cfg.Env,
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Setsid: true, Ptrace: true},
+	})
+	if err != nil {
+		code := 126
+		if errors.Is(err, syscall.ENOENT) {
+			code = 127
+		}
+		return fail(code, code == 127, "%s: %v", cfg.Args[0], err)
+	}
+	if err := limitStopped(pid, cfg.Limits); err != nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		return fail(125, false, "%v", err)
+	}
+	return pid, nil
+}
 
 // limitStopped waits for the traced child pid to stop at its execve, sets
 // its rlimits and lets it run untraced.
@@ -223,6 +411,11 @@ func limitStopped(pid int, l Limits) error {
 	return nil
 }
 
+// helperTaskSlack is added to RLIMIT_NPROC because the kernel counts the
+// helper's own threads, which share the command's uid in its user
+// namespace; the pids cgroup is the exact bound.
+const helperTaskSlack = 32
+
 // setRlimits applies the limits to process pid.
 func setRlimits(pid int, l Limits) error {
 	set := func(name string, res int, soft, hard uint64) error {
@@ -243,70 +436,23 @@ func setRlimits(pid int, l Limits) error {
 	)
 }
 
-// dropCapabilities empties the bounding, inheritable and ambient sets of
-// this thread, so the command (uid 0 inside the namespace) gets no
-// capabilities at execve.
-func dropCapabilities() error {
-	last := 63
-	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			last = n
-		}
-	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("clear ambient: %w", err)
-	}
-	for c := 0; c <= last; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
-		}
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capget: %w", err)
-	}
-	data[0].Inheritable, data[1].Inheritable = 0, 0
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capset: %w", err)
-	}
-	return nil
-}
+// Paths of the private root the command may use, for Landlock.
+var (
+	llRODirs  = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/var"}
+	llROFiles = []string{"/dev/random", "/dev/urandom"}
+	llRWFiles = []string{"/dev/null", "/dev/zero", "/dev/full"}
+	llRWDirs  = []string{WorkspaceDir, "/tmp", "/dev/shm"}
+)
 
 // restrictLandlock enforces the filesystem, network and IPC-scope ruleset
-// on this thread.
-func restrictLandlock(cfg helperConfig) error {
-	c := landlock.Config{
-		HandledAccessFS: landlock.V6.HandledAccessFS,
-		Scoped:          landlock.V6.Scoped,
-	}
-	if !cfg.Network {
-		c.HandledAccessNet = landlock.V6.HandledAccessNet
-	}
+// on this thread (and so on the command it starts), a second layer over
+// the private root.
+func restrictLandlock(cfg execConfig) error {
+	c := landlockConfig(cfg.Network)
 	if cfg.BestEffort {
 		c = c.BestEffort()
 	}
-	rules := []landlock.Rule{
-		landlock.RODirs(roDirs...).IgnoreIfMissing(),
-		landlock.ROFiles(roFiles...).IgnoreIfMissing(),
-		landlock.RWFiles(rwFiles...).IgnoreIfMissing(),
-		landlock.RWDirs(cfg.Workspace).WithRefer(),
-	}
-	if cfg.Namespaces {
-		// This /proc shows only the namespace's own processes.
-		rules = append(rules, landlock.RODirs("/proc"))
-	}
-	for _, p := range cfg.ReadOnly {
-		fi, err := os.Stat(p)
-		if err != nil {
-			return fmt.Errorf("Spec.ReadOnly path %q: %w", p, err)
-		}
-		if fi.IsDir() {
-			rules = append(rules, landlock.RODirs(p))
-		} else {
-			rules = append(rules, landlock.ROFiles(p))
-		}
-	}
+	rules := landlockRules(cfg.ReadOnly)
 	fd, flags, err := c.NewRulesetFD(rules...)
 	if err != nil {
 		return err

@@ -30,10 +30,10 @@ func newTestRunner(t *testing.T, mode string, grace time.Duration) Runner {
 	)
 	switch mode {
 	case modeIsolated:
-		r, err = NewIsolated(&IsolatedOptions{KillGrace: grace})
+		r, err = NewIsolated(testIsolatedOptions(grace))
 		var fe *FeatureError
 		if errors.As(err, &fe) {
-			t.Skipf("isolated runner needs kernel feature %q: %v", fe.Feature, fe.Err)
+			t.Skipf("isolated runner needs host feature %q: %v", fe.Feature, fe.Err)
 		}
 	case modeLocal:
 		r, err = NewUnconfinedLocal(&LocalOptions{KillGrace: grace, Logger: discardLogger()})
@@ -48,7 +48,10 @@ func newTestRunner(t *testing.T, mode string, grace time.Duration) Runner {
 // runs it with args.
 func hostileRun(t *testing.T, r Runner, script string, args []string, spec Spec) (*Result, error, string) {
 	t.Helper()
-	ws := t.TempDir()
+	ws := spec.Workspace
+	if ws == "" {
+		ws = testWorkspace(t)
+	}
 	src, err := os.ReadFile(filepath.Join("testdata", "hostile", script))
 	if err != nil {
 		t.Fatal(err)
@@ -149,8 +152,12 @@ func TestHostile(t *testing.T) {
 				if bytes.Contains(res.Stdout, []byte(secret)) {
 					t.Errorf("%s: host environment leaked:\n%s", mode, res.Stdout)
 				}
-				if !bytes.Contains(res.Stdout, []byte("HOME="+ws)) {
-					t.Errorf("%s: HOME is not the workspace:\n%s", mode, res.Stdout)
+				home := ws
+				if mode == modeIsolated {
+					home = WorkspaceDir
+				}
+				if !bytes.Contains(res.Stdout, []byte("HOME="+home+"\n")) {
+					t.Errorf("%s: HOME is not the workspace %s:\n%s", mode, home, res.Stdout)
 				}
 			}
 		}},

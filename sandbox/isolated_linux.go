@@ -4,8 +4,6 @@ package sandbox
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,8 +15,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -27,11 +27,22 @@ import (
 // isolated runs commands through the re-exec helper (see helper_linux.go).
 type isolated struct {
 	grace, maxTimeout time.Duration
-	namespaces        bool
 	landlock          bool
 	landlockABI       int
-	cgroupRoot        string // "" when the pids cgroup is not used
-	uid, gid          int
+	seccomp           bool
+	cgroups           *cgroupSet // nil when downgraded away
+	// root: the runner is root, so the command runs as a dedicated
+	// unprivileged host uid and the host hands the helper idmapped
+	// mounts of the workspace and read-only paths.
+	root          bool
+	uid, gid      int // the command's host ids
+	unboundedDisk bool
+	// etc and etcNet are the /etc snapshots for commands without and
+	// with network (the latter has the host's resolv.conf), made when
+	// first needed.
+	etcOnce, etcNetOnce sync.Once
+	etc, etcNet         string
+	etcErr, etcNetErr   error
 	// netns is an empty network namespace made once and shared by every
 	// command that has no network (nil: each call makes its own). Making
 	// a network namespace is the most expensive part of starting the
@@ -41,10 +52,11 @@ type isolated struct {
 	netns *os.File
 }
 
-// NewIsolated returns the confining Runner. It probes the kernel once and
-// returns *FeatureError naming the first missing feature unless
-// opts.AllowDowngrade is set, in which case the layer is skipped and a
-// warning is logged.
+// NewIsolated returns the confining Runner. It probes the host once and
+// returns *FeatureError naming the first missing feature. With
+// opts.AllowDowngrade, a missing Landlock, seccomp or cgroup layer is
+// skipped with a warning instead; user namespaces are always required,
+// since without them there is no private root.
 func NewIsolated(opts *IsolatedOptions) (Runner, error) {
 	var o IsolatedOptions
 	if opts != nil {
@@ -58,21 +70,36 @@ func NewIsolated(opts *IsolatedOptions) (Runner, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	r := &isolated{grace: grace, maxTimeout: maxT, namespaces: true, landlock: true, uid: os.Getuid(), gid: os.Getgid()}
+	r := &isolated{grace: grace, maxTimeout: maxT, landlock: true, seccomp: true,
+		root: os.Geteuid() == 0, uid: os.Getuid(), gid: os.Getgid(), unboundedDisk: o.UnboundedDisk}
+	switch {
+	case o.UID < 0 || o.GID < 0:
+		return nil, fmt.Errorf("sandbox: IsolatedOptions.UID %d / GID %d must not be negative; use 0 for the defaults", o.UID, o.GID)
+	case r.root:
+		r.uid, r.gid = DefaultSandboxUID, DefaultSandboxGID
+		if o.UID != 0 {
+			r.uid = o.UID
+		}
+		if o.GID != 0 {
+			r.gid = o.GID
+		}
+		if err := checkHelperExecutable(); err != nil {
+			return nil, err
+		}
+	case o.UID != 0 || o.GID != 0:
+		return nil, fmt.Errorf("sandbox: IsolatedOptions.UID/GID need a root runner; an unprivileged one runs commands as its own uid %d", r.uid)
+	}
 	missing := func(feature string, cause error) error {
 		if !o.AllowDowngrade {
 			return &FeatureError{Feature: feature, Err: cause}
 		}
-		logger.Warn("sandbox: isolated runner DOWNGRADED: kernel feature missing, layer skipped",
+		logger.Warn("sandbox: isolated runner DOWNGRADED: host feature missing, layer skipped",
 			slog.String("feature", feature), slog.String("cause", cause.Error()))
 		return nil
 	}
 
 	if err := probeUserNamespaces(); err != nil {
-		if err := missing(FeatureUserNamespaces, err); err != nil {
-			return nil, err
-		}
-		r.namespaces = false
+		return nil, &FeatureError{Feature: FeatureUserNamespaces, Err: err}
 	}
 	abi, err := llsys.LandlockGetABIVersion()
 	if err == nil && abi < MinLandlockABI {
@@ -85,8 +112,27 @@ func NewIsolated(opts *IsolatedOptions) (Runner, error) {
 		r.landlock = abi > 0
 	}
 	r.landlockABI = abi
-
-	if r.namespaces && r.uid == 0 {
+	if err := probeSeccomp(); err != nil {
+		if err := missing(FeatureSeccomp, err); err != nil {
+			return nil, err
+		}
+		r.seccomp = false
+	}
+	sweepEtcSnapshots()
+	cg, err := newCgroupSet(o)
+	if err != nil {
+		if err := missing(FeatureCgroups, err); err != nil {
+			return nil, err
+		}
+	} else {
+		cg.sweep()
+		r.cgroups = cg
+	}
+	if r.unboundedDisk {
+		logger.Warn("sandbox: UNBOUNDED DISK: commands may fill the filesystem holding their workspace",
+			slog.String("option", "IsolatedOptions.UnboundedDisk"))
+	}
+	if r.root {
 		// Only a process with CAP_SYS_ADMIN can make and enter a network
 		// namespace owned by the initial user namespace; others keep
 		// making one per call.
@@ -96,23 +142,48 @@ func NewIsolated(opts *IsolatedOptions) (Runner, error) {
 			logger.Debug("sandbox: shared network namespace unavailable; one per call", slog.String("cause", err.Error()))
 		}
 	}
-
-	root := o.PidsCgroup
-	if root == "" {
-		root = DefaultPidsCgroup
-	}
-	if err := probeCgroup(root); err != nil {
-		// RLIMIT_NPROC binds every uid but root (the kernel exempts
-		// INIT_USER), so only root strictly needs the cgroup.
-		if r.uid == 0 {
-			if err := missing(FeaturePidsCgroup, err); err != nil {
-				return nil, err
-			}
-		}
-	} else {
-		r.cgroupRoot = root
-	}
 	return r, nil
+}
+
+// etcSnapshot returns the /etc snapshot for commands with or without
+// network, making it the first time.
+func (r *isolated) etcSnapshot(network bool) (string, error) {
+	if network {
+		r.etcNetOnce.Do(func() {
+			var resolv []byte
+			if b, err := os.ReadFile("/etc/resolv.conf"); err == nil && len(b) < 1<<16 {
+				resolv = b
+			}
+			r.etcNet, r.etcNetErr = newEtcSnapshot(resolv)
+		})
+		return r.etcNet, r.etcNetErr
+	}
+	r.etcOnce.Do(func() { r.etc, r.etcErr = newEtcSnapshot(nil) })
+	return r.etc, r.etcErr
+}
+
+// MaxTimeout implements TimeoutCeiling.
+func (r *isolated) MaxTimeout() time.Duration { return r.maxTimeout }
+
+// WorkspaceView implements WorkspaceViewer: the workspace is always at
+// WorkspaceDir inside.
+func (r *isolated) WorkspaceView(string) string { return WorkspaceDir }
+
+// checkHelperExecutable makes sure the sandbox uid can execute this
+// binary, which a root runner re-executes as that uid.
+func checkHelperExecutable() error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("sandbox: find this binary: %w", err)
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return fmt.Errorf("sandbox: this binary: %w", err)
+	}
+	if fi.Mode().Perm()&0o005 != 0o005 {
+		return fmt.Errorf("sandbox: %s (mode %v) must be readable and executable by others: the isolated runner re-executes it as the unprivileged sandbox user; chmod 755 it", exe, fi.Mode().Perm())
+	}
+	return nil
 }
 
 // probeUserNamespaces checks that new user namespaces can be created.
@@ -127,84 +198,108 @@ func probeUserNamespaces() error {
 	return nil
 }
 
-// probeCgroup checks that root is a pids hierarchy we can create in.
-func probeCgroup(root string) error {
-	if _, err := os.Stat(filepath.Join(root, "cgroup.procs")); err != nil {
-		return fmt.Errorf("%s is not a cgroup hierarchy: %w", root, err)
+// probeSeccomp checks that seccomp filters that kill the process exist.
+func probeSeccomp() error {
+	if len(seccompFilter()) == 0 {
+		return errors.New("no reviewed seccomp syscall table for " + runtime.GOARCH)
 	}
-	dir, err := newCgroup(root, 1)
-	if err != nil {
-		return err
+	action := uint32(unix.SECCOMP_RET_KILL_PROCESS)
+	if _, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_ACTION_AVAIL, 0, uintptr(unsafe.Pointer(&action))); e != 0 {
+		return fmt.Errorf("seccomp(SECCOMP_GET_ACTION_AVAIL): %w", e)
 	}
-	return removeCgroup(dir)
+	return nil
 }
 
-// newCgroup creates a uniquely named pids cgroup under root with pids.max.
-func newCgroup(root string, max int64) (string, error) {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	dir := filepath.Join(root, "skillkit-sandbox-"+hex.EncodeToString(b[:]))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return "", fmt.Errorf("create pids cgroup: %w", err)
+// checkDisk refuses a workspace on a filesystem larger than the limits.
+func (r *isolated) checkDisk(p *prepared) error {
+	if r.unboundedDisk {
+		return nil
 	}
-	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.FormatInt(max, 10)), 0); err != nil {
-		_ = os.Remove(dir)
-		return "", fmt.Errorf("set %s/pids.max: %w", dir, err)
+	var st unix.Statfs_t
+	if err := unix.Statfs(p.workspace, &st); err != nil {
+		return fmt.Errorf("sandbox: statfs the workspace %s: %w", p.workspace, err)
 	}
-	return dir, nil
+	size := int64(st.Blocks) * st.Frsize
+	if size <= p.limits.DiskBytes && st.Files > 0 && int64(st.Files) <= p.limits.DiskInodes {
+		return nil
+	}
+	inodes := strconv.FormatUint(st.Files, 10)
+	if st.Files == 0 {
+		inodes = "unbounded"
+	}
+	return fmt.Errorf("%w: the workspace %s is on a filesystem of %d bytes and %s inodes, above Limits.DiskBytes %d or DiskInodes %d, so a command could fill it; "+
+		"put the workspace on a volume (sandbox.NewVolume; workspace.Manager makes one per workspace when it runs as root) "+
+		"or set IsolatedOptions.UnboundedDisk (skillkit exec --unbounded-disk) to accept that",
+		ErrUnboundedDisk, p.workspace, size, inodes, p.limits.DiskBytes, p.limits.DiskInodes)
 }
 
-// removeCgroup removes dir, waiting briefly for exiting tasks to leave.
-func removeCgroup(dir string) error {
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		err := syscall.Rmdir(dir)
-		if err == nil || errors.Is(err, syscall.ENOENT) {
-			return nil
+// checkReadOnly refuses read-only paths that would cover the parts of the
+// private root the runner makes itself. Paths inside /tmp are fine: they
+// are mounted over the private one.
+func checkReadOnly(paths []string) error {
+	for i, p := range paths {
+		for _, reserved := range []string{WorkspaceDir, "/proc", "/dev", "/etc"} {
+			if within(reserved, p) {
+				return fmt.Errorf("%w: Spec.ReadOnly[%d] %q lies in the sandbox's own %s; pass a path outside %s, /proc, /dev and /etc", ErrInvalidSpec, i, p, reserved, WorkspaceDir)
+			}
 		}
-		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
-			return fmt.Errorf("remove pids cgroup %s: %w", dir, err)
+		if p == "/" || p == "/tmp" {
+			return fmt.Errorf("%w: Spec.ReadOnly[%d] %q would hide the sandbox's own %s; pass a directory below it", ErrInvalidSpec, i, p, p)
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
+	return nil
 }
 
 // Run implements Runner.
 func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
-	p, err := prepare(spec, r.maxTimeout)
+	p, err := prepare(spec, r.maxTimeout, view{workspace: WorkspaceDir, tmp: "/tmp"})
 	if err != nil {
 		return nil, err
 	}
+	if err := checkReadOnly(p.readOnly); err != nil {
+		return nil, err
+	}
+	if err := r.checkDisk(p); err != nil {
+		return nil, err
+	}
+	rel, _ := filepath.Rel(p.workspace, p.dir)
 	cfg := helperConfig{
-		Args:       p.args,
-		Env:        p.env,
-		Dir:        p.dir,
+		Exec: execConfig{
+			Args:       p.args,
+			Env:        p.env,
+			Dir:        filepath.Join(WorkspaceDir, rel),
+			ReadOnly:   p.readOnly,
+			Limits:     p.limits,
+			Network:    p.network,
+			Landlock:   r.landlock,
+			BestEffort: r.landlock && r.landlockABI < MinLandlockABI,
+			Seccomp:    r.seccomp,
+		},
 		Workspace:  p.workspace,
 		ReadOnly:   p.readOnly,
-		Limits:     p.limits,
-		Namespaces: r.namespaces,
-		Landlock:   r.landlock,
-		BestEffort: r.landlock && r.landlockABI < MinLandlockABI,
-		Network:    p.network,
+		MountsSent: r.root,
+	}
+	if cfg.Etc, err = r.etcSnapshot(p.network); err != nil {
+		return nil, err
 	}
 	cfgBytes, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: encode helper config: %w", err)
 	}
 
-	var cgDir string
-	if r.cgroupRoot != "" {
-		// +1: the helper's thread that forks the command lives there too.
-		if cgDir, err = newCgroup(r.cgroupRoot, p.limits.Processes+1); err != nil {
+	var cg *callCgroups
+	if r.cgroups != nil {
+		if cg, err = r.cgroups.newCall(p.limits); err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
-		defer func() { _ = removeCgroup(cgDir) }()
+		defer func() { _ = cg.remove() }()
 	}
 
-	cfgR, cfgW, err := os.Pipe()
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: config pipe: %w", err)
+		return nil, fmt.Errorf("sandbox: config socket: %w", err)
 	}
+	cfgW, cfgR := os.NewFile(uintptr(pair[0]), "config"), os.NewFile(uintptr(pair[1]), "config")
 	stR, stW, err := os.Pipe()
 	if err != nil {
 		closeAll(cfgR, cfgW)
@@ -212,16 +307,22 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 	defer closeAll(cfgW, stR)
 
-	sys := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if r.namespaces {
-		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS |
-			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
-		if !p.network && r.netns == nil {
-			sys.Cloneflags |= syscall.CLONE_NEWNET
-		}
-		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: r.uid, Size: 1}}
-		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: r.gid, Size: 1}}
-		sys.GidMappingsEnableSetgroups = false
+	sys := &syscall.SysProcAttr{
+		Pdeathsig: syscall.SIGKILL,
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS |
+			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: r.uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: r.gid, Size: 1}},
+		// A root runner may clear the supplementary groups (setgroups
+		// to none); an unprivileged one must deny setgroups to map.
+		GidMappingsEnableSetgroups: r.root,
+		Credential:                 &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: !r.root},
+	}
+	if !p.network && r.netns == nil {
+		sys.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	if cg != nil && cg.v2fd >= 0 {
+		sys.UseCgroupFD, sys.CgroupFD = true, cg.v2fd
 	}
 	cmd := &exec.Cmd{
 		Path:        "/proc/self/exe",
@@ -231,16 +332,30 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 		SysProcAttr: sys,
 		ExtraFiles:  []*os.File{cfgR, stW}, // fd 3 and fd 4 in the helper
 	}
+	var st helperStatus
 	h := hooks{
 		afterStart: func(pid int) error {
 			closeAll(cfgR, stW)
-			if cgDir != "" {
-				// The helper's main thread (tid == pid) forks the command,
-				// so moving that one thread is enough; it waits for the
-				// config below before forking.
-				if err := os.WriteFile(filepath.Join(cgDir, "tasks"), []byte(strconv.Itoa(pid)), 0); err != nil {
-					return fmt.Errorf("sandbox: join pids cgroup %s: %w", cgDir, err)
+			if cg != nil {
+				if err := cg.join(pid); err != nil {
+					return fmt.Errorf("sandbox: %w", err)
 				}
+			}
+			var fds []int
+			if cg != nil {
+			}
+			if r.root {
+				if fds, err = hostMounts(pid, p); err != nil {
+					return err
+				}
+				defer func() {
+					for _, fd := range fds {
+						unix.Close(fd)
+					}
+				}()
+			}
+			if err := unix.Sendmsg(int(cfgW.Fd()), []byte{0}, unix.UnixRights(fds...), nil, 0); err != nil {
+				return fmt.Errorf("sandbox: send helper config: %w", err)
 			}
 			if _, err := cfgW.Write(cfgBytes); err != nil {
 				return fmt.Errorf("sandbox: send helper config: %w", err)
@@ -248,38 +363,110 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 			return cfgW.Close()
 		},
 		afterWait: func(res *Result) error {
+			if cg != nil {
+				res.OOMKilled = cg.oomKilled()
+			}
 			b, err := io.ReadAll(io.LimitReader(stR, 1<<16))
 			if err != nil {
 				return fmt.Errorf("sandbox: read helper status: %w", err)
 			}
-			var st helperStatus
 			if len(b) == 0 {
-				// The helper was killed (deadline) before reporting; the
-				// wait status of the helper stands.
+				// The helper was killed (deadline, memory bound)
+				// before reporting; its wait status stands.
 				return nil
 			}
 			if err := json.Unmarshal(b, &st); err != nil {
 				return fmt.Errorf("sandbox: decode helper status %q: %w", b, err)
 			}
+			res.DiskLimit = st.DiskFull
 			if st.Err != "" {
+				if res.TimedOut {
+					return nil // the deadline interrupted the set-up
+				}
 				return st.err()
 			}
 			res.ExitCode, res.Signal = st.Exit, st.Signal
 			return nil
 		},
 	}
-	if r.namespaces && !p.network && r.netns != nil {
+	if !p.network && r.netns != nil {
 		h.start = func(cmd *exec.Cmd) error { return startInNetns(cmd, r.netns) }
 	}
 	res, err := execute(ctx, p, cmd, r.grace, h)
 	if err != nil && res == nil {
 		closeAll(cfgR, stW)
-		if r.namespaces && errors.Is(err, errStart) && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC)) {
+		if errors.Is(err, errStart) && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC)) {
 			return nil, &FeatureError{Feature: FeatureUserNamespaces, Err: err}
+		}
+		if errors.Is(err, ErrCommandStart) {
+			return nil, err
 		}
 		return nil, fmt.Errorf("sandbox: run %q: %w", p.args[0], err)
 	}
 	return res, err
+}
+
+// hostMounts makes, as root, the detached mounts the helper attaches: the
+// workspace idmapped so that the command (the sandbox uid) owns what the
+// host owns there and its own files are stored as the host's, and each
+// read-only path idmapped the same way when its filesystem allows it. The
+// helper's own user namespace (pid) provides the mapping.
+func hostMounts(pid int, p *prepared) ([]int, error) {
+	userns, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/user", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: open the helper's user namespace: %w", err)
+	}
+	defer unix.Close(userns)
+	var fds []int
+	fail := func(err error) ([]int, error) {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, err
+	}
+	ws, err := idmapped(p.workspace, userns, false)
+	if err != nil {
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+			return fail(&FeatureError{Feature: FeatureIDMap, Err: fmt.Errorf("the workspace %s: %w", p.workspace, err)})
+		}
+		return fail(fmt.Errorf("sandbox: mount the workspace %s: %w", p.workspace, err))
+	}
+	fds = append(fds, ws)
+	for i, ro := range p.readOnly {
+		fd, err := idmapped(ro, userns, true)
+		if err != nil {
+			// A filesystem without idmap support is still readable
+			// through its "other" permissions.
+			if fd, err = cloneTree(ro, true); err != nil {
+				return fail(fmt.Errorf("%w: Spec.ReadOnly[%d] %s: %w", ErrInvalidSpec, i, ro, err))
+			}
+		}
+		fds = append(fds, fd)
+	}
+	return fds, nil
+}
+
+// idmapped returns a detached, idmapped clone of the mount at path.
+func idmapped(path string, userns int, readOnly bool) (int, error) {
+	flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
+	setFlags := uint(unix.AT_EMPTY_PATH)
+	if readOnly {
+		flags |= unix.AT_RECURSIVE
+		setFlags |= unix.AT_RECURSIVE
+	}
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, flags)
+	if err != nil {
+		return -1, err
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV, Userns_fd: uint64(userns)}
+	if readOnly {
+		attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
+	}
+	if err := unix.MountSetattr(fd, "", setFlags, &attr); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }
 
 // newEmptyNetns makes a network namespace with nothing in it and returns

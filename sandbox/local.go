@@ -55,7 +55,7 @@ func NewUnconfinedLocal(opts *LocalOptions) (Runner, error) {
 
 // Run implements Runner.
 func (l *unconfinedLocal) Run(ctx context.Context, spec Spec) (*Result, error) {
-	p, err := prepare(spec, l.maxTimeout)
+	p, err := prepare(spec, l.maxTimeout, view{})
 	if err != nil {
 		return nil, err
 	}

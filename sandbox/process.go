@@ -38,6 +38,16 @@ type hooks struct {
 // exits.
 func execute(ctx context.Context, p *prepared, cmd *exec.Cmd, grace time.Duration, h hooks) (*Result, error) {
 	start := time.Now()
+	runCtx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	if runCtx.Err() != nil {
+		// The deadline came before anything started: nothing to kill.
+		res := &Result{TimedOut: true, Signal: int(syscall.SIGTERM), ExitCode: 128 + int(syscall.SIGTERM), Duration: time.Since(start)}
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("sandbox: command ended by the caller's context: %w", err)
+		}
+		return res, nil
+	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -62,9 +72,6 @@ func execute(ctx context.Context, p *prepared, cmd *exec.Cmd, grace time.Duratio
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 
-	runCtx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-
 	startCmd := h.start
 	if startCmd == nil {
 		startCmd = (*exec.Cmd).Start
@@ -88,7 +95,10 @@ func execute(ctx context.Context, p *prepared, cmd *exec.Cmd, grace time.Duratio
 		go func() { _, _ = inW.Write(p.stdin); _ = inW.Close() }()
 	}
 
-	var timedOut atomic.Bool
+	// The deadline, at any moment from here on (even while a hook or the
+	// helper is still setting up), sends SIGTERM to the group and
+	// SIGKILL after the grace; the result then reports exactly that.
+	var timedOut, killed atomic.Bool
 	exited := make(chan struct{})
 	killerDone := make(chan struct{})
 	go func() {
@@ -105,6 +115,7 @@ func execute(ctx context.Context, p *prepared, cmd *exec.Cmd, grace time.Duratio
 		select {
 		case <-exited:
 		case <-t.C:
+			killed.Store(true)
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 	}()
@@ -156,8 +167,19 @@ func execute(ctx context.Context, p *prepared, cmd *exec.Cmd, grace time.Duratio
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
 		hookErr = errors.Join(hookErr, fmt.Errorf("sandbox: wait: %w", waitErr))
 	}
+	if res.TimedOut {
+		// A set-up step the deadline interrupted failed because of it.
+		hookErr = nil
+	}
 	if hookErr == nil && h.afterWait != nil {
 		hookErr = h.afterWait(res)
+	}
+	if res.TimedOut {
+		res.Signal = int(syscall.SIGTERM)
+		if killed.Load() {
+			res.Signal = int(syscall.SIGKILL)
+		}
+		res.ExitCode = 128 + res.Signal
 	}
 	res.Duration = time.Since(start)
 	if hookErr != nil {

@@ -25,20 +25,28 @@ type Spec struct {
 	// Args is the argv; Args[0] is an absolute path or a name looked up in
 	// the sandbox PATH. Callers pass ["/bin/sh", "-c", cmd] for shell text.
 	Args []string
-	// Workspace is the one read-write directory tree. It must exist.
+	// Workspace is the one read-write directory tree. It must exist. The
+	// isolated runner shows it to the command at WorkspaceDir (see
+	// WorkspacePath) and requires it to lie on a filesystem no larger than
+	// Limits.DiskBytes and Limits.DiskInodes (see NewVolume).
 	Workspace string
 	// Dir is the working directory, relative to Workspace or absolute
 	// inside it; empty means Workspace.
 	Dir string
 	// ReadOnly lists extra host paths the command may read (for example a
-	// skills root). Only the isolated runner enforces it.
+	// skills root); the isolated runner mounts each read-only at the same
+	// path and shows nothing else of the host. The unconfined runner does
+	// not enforce it.
 	ReadOnly []string
 	// Env holds trusted variables set by the operator or a skill; they may
-	// set any key, including PATH.
+	// set any key, including PATH. Paths in them must be the ones the
+	// command sees (WorkspacePath).
 	Env map[string]string
 	// ToolEnv holds untrusted variables taken from tool arguments. Keys
-	// that change how programs are found or loaded (PATH, HOME, LD_*, ...)
-	// are rejected with an error naming the key. ToolEnv wins over Env.
+	// must match [A-Za-z_][A-Za-z0-9_]*, and keys that change how programs
+	// are found, loaded or configured (PATH, HOME, LD_*, PYTHON*, GIT_*,
+	// ...; see CheckToolEnvKey) are rejected with an error naming the key.
+	// ToolEnv wins over Env.
 	ToolEnv map[string]string
 	// Stdin is fed to the command; nil means an empty stdin.
 	Stdin []byte
@@ -47,8 +55,9 @@ type Spec struct {
 	Timeout time.Duration
 	// Limits bounds resources; zero fields mean the documented defaults.
 	Limits Limits
-	// Network allows network access in the isolated runner. The default
-	// (false) means no network at all: not even loopback.
+	// Network allows network access in the isolated runner (the host's
+	// network namespace, with the host's resolv.conf). The default (false)
+	// means no network at all: not even loopback.
 	Network bool
 }
 
@@ -59,6 +68,11 @@ type Limits struct {
 	CPUSeconds int64
 	// AddressSpace is RLIMIT_AS in bytes; default DefaultAddressSpace.
 	AddressSpace int64
+	// Memory bounds the memory of all the command's processes together
+	// (and of its private /tmp and /dev/shm, which live in memory): a
+	// memory cgroup per call. Past it the kernel kills a process and the
+	// Result says OOMKilled. Default DefaultMemory.
+	Memory int64
 	// Processes bounds the number of tasks (processes and threads) the
 	// command may have at once; default DefaultProcesses.
 	Processes int64
@@ -70,6 +84,15 @@ type Limits struct {
 	// default DefaultOutputBytes. Output beyond it is dropped from the
 	// middle (see HeadTail) and flagged in the Result.
 	OutputBytes int64
+	// DiskBytes and DiskInodes bound what the command can store: its
+	// private /tmp and /dev/shm are filesystems of this size, and the
+	// isolated runner refuses a workspace on a larger filesystem (one made
+	// by NewVolume, as workspace.Manager does, fits) unless
+	// IsolatedOptions.UnboundedDisk is set. A write past the bound fails
+	// inside with ENOSPC and the Result says DiskLimit. Defaults
+	// DefaultDiskBytes and DefaultDiskInodes.
+	DiskBytes  int64
+	DiskInodes int64
 }
 
 // Defaults for Spec and Limits.
@@ -78,11 +101,14 @@ const (
 	DefaultMaxTimeout   = 10 * time.Minute
 	DefaultKillGrace    = 2 * time.Second
 	DefaultCPUSeconds   = 60
-	DefaultAddressSpace = 2 << 30  // 2 GiB
+	DefaultAddressSpace = 2 << 30  // 2 GiB per process
+	DefaultMemory       = 1 << 30  // 1 GiB for all processes together
 	DefaultProcesses    = 256      // tasks, threads included
 	DefaultFileSize     = 64 << 20 // 64 MiB
 	DefaultOpenFiles    = 256
 	DefaultOutputBytes  = 1 << 20 // 1 MiB per stream
+	DefaultDiskBytes    = 1 << 30 // 1 GiB
+	DefaultDiskInodes   = 100_000
 	// DefaultPath is PATH inside the sandbox unless Spec.Env sets it.
 	DefaultPath = "/usr/local/bin:/usr/bin:/bin"
 )
@@ -100,8 +126,17 @@ type Result struct {
 	// StdoutTruncated and StderrTruncated are set when output was dropped.
 	StdoutTruncated, StderrTruncated bool
 	// TimedOut is set when the deadline (Spec.Timeout or the context)
-	// ended the command.
+	// ended the command, at any moment of the call. ExitCode is then
+	// 128+SIGTERM, or 128+SIGKILL when the command outlived the grace
+	// after SIGTERM.
 	TimedOut bool
+	// OOMKilled is set when the memory bound (Limits.Memory) made the
+	// kernel kill a process of the command.
+	OOMKilled bool
+	// DiskLimit is set when, as the command ended, the workspace, /tmp or
+	// /dev/shm had (almost) no space or no inodes left: a write may have
+	// failed with ENOSPC because of Limits.DiskBytes or DiskInodes.
+	DiskLimit bool
 	// Duration is the wall-clock time from start to the end of the call.
 	Duration time.Duration
 }
@@ -122,11 +157,16 @@ var (
 	// ErrCommandStart: the command could not be started (not found, not
 	// executable, bad interpreter). Shells report this as status 127.
 	ErrCommandStart = errors.New("sandbox: cannot start the command")
+	// ErrUnboundedDisk: the workspace lies on a filesystem larger than
+	// Limits.DiskBytes or Limits.DiskInodes, so the isolated runner could
+	// not bound what the command stores (see NewVolume and
+	// IsolatedOptions.UnboundedDisk).
+	ErrUnboundedDisk = errors.New("sandbox: the workspace's disk use is not bounded")
 )
 
-// FeatureError reports a kernel feature the isolated runner needs and the
-// machine lacks. It is returned instead of running with less confinement
-// unless IsolatedOptions.AllowDowngrade is set.
+// FeatureError reports a host feature the isolated runner (or NewVolume)
+// needs and the machine lacks. It is returned instead of running with less
+// confinement; its message says what to do.
 type FeatureError struct {
 	// Feature names what is missing, e.g. "user namespaces".
 	Feature string
@@ -136,42 +176,92 @@ type FeatureError struct {
 
 // Error implements error.
 func (e *FeatureError) Error() string {
-	return fmt.Sprintf("sandbox: kernel feature %q unavailable: %v (fix the host, or set IsolatedOptions.AllowDowngrade to run with less confinement)", e.Feature, e.Err)
+	return fmt.Sprintf("sandbox: host feature %q unavailable: %v (%s)", e.Feature, e.Err, featureHint(e.Feature))
+}
+
+// featureHint says what to do about a missing feature.
+func featureHint(feature string) string {
+	switch feature {
+	case FeatureUserNamespaces:
+		return "enable user namespaces (sysctl user.max_user_namespaces > 0, and kernel.unprivileged_userns_clone=1 where it exists); the isolated runner cannot work without them"
+	case FeatureVolume:
+		return "run as root with loop devices and mkfs.ext4, or set IsolatedOptions.UnboundedDisk to accept a workspace whose disk use is not bounded"
+	case FeatureIDMap:
+		return "put the workspace on a filesystem that supports idmapped mounts (ext4, xfs, btrfs, tmpfs)"
+	case FeatureCgroups:
+		return "run as root, or give the runner delegated cgroups (IsolatedOptions.PidsCgroup and MemoryCgroup, or Cgroup2Parent), or set IsolatedOptions.AllowDowngrade to run without the memory and process bounds"
+	}
+	return "fix the host, or set IsolatedOptions.AllowDowngrade to run with less confinement"
 }
 
 // Unwrap returns the cause.
 func (e *FeatureError) Unwrap() error { return e.Err }
 
 // forbiddenToolEnv lists exact keys tool arguments may not set: they decide
-// which programs run, which libraries load or where the shell reads config.
+// which programs run, which libraries or code load, or where programs read
+// their configuration.
 var forbiddenToolEnv = map[string]bool{
-	"PATH": true, "HOME": true, "SHELL": true, "ENV": true, "BASH_ENV": true,
-	"IFS": true, "CDPATH": true, "PS4": true, "PROMPT_COMMAND": true,
-	"TMPDIR": true, "PYTHONPATH": true, "PYTHONHOME": true, "PYTHONSTARTUP": true,
-	"PERL5LIB": true, "PERL5OPT": true, "RUBYLIB": true, "RUBYOPT": true,
-	"NODE_OPTIONS": true, "NODE_PATH": true, "GCONV_PATH": true,
-	"HOSTALIASES": true, "LOCPATH": true, "NLSPATH": true, "MALLOC_CONF": true,
+	"PATH": true, "HOME": true, "SHELL": true, "ENV": true, "IFS": true,
+	"CDPATH": true, "PS1": true, "PS2": true, "PS3": true, "PS4": true,
+	"PROMPT_COMMAND": true, "TMPDIR": true, "GCONV_PATH": true,
+	"HOSTALIASES": true, "LOCPATH": true, "NLSPATH": true,
+	"RESOLV_HOST_CONF": true, "CLASSPATH": true, "PHPRC": true,
+	"PHP_INI_SCAN_DIR": true, "TERMINFO": true, "TERMINFO_DIRS": true,
+	"EDITOR": true, "VISUAL": true, "PAGER": true, "LESSOPEN": true,
+	"LESSCLOSE": true, "MANPAGER": true, "BROWSER": true,
+	"XDG_CONFIG_HOME": true, "XDG_CONFIG_DIRS": true, "XDG_DATA_HOME": true,
+	"XDG_DATA_DIRS": true, "SUDO_ASKPASS": true, "SSH_ASKPASS": true,
+	"CURL_HOME": true, "CURL_CA_BUNDLE": true, "REQUESTS_CA_BUNDLE": true,
+	"WGETRC": true, "INPUTRC": true, "ZDOTDIR": true,
 }
 
-// forbiddenToolEnvPrefixes lists key prefixes tool arguments may not set.
-var forbiddenToolEnvPrefixes = []string{"LD_", "DYLD_", "BASH_FUNC_", "GLIBC_", "SKILLKIT_SANDBOX_"}
+// forbiddenToolEnvPrefixes lists key prefixes tool arguments may not set:
+// dynamic loader and libc hooks, shells, and the interpreters and tools
+// whose variables run code or redirect configuration.
+var forbiddenToolEnvPrefixes = []string{
+	"LD_", "DYLD_", "GLIBC_", "MALLOC_", "BASH", "ZSH", "KSH",
+	"PYTHON", "PERL", "RUBY", "GEM_", "BUNDLE_", "NODE_", "NPM_CONFIG_",
+	"GIT_", "JAVA_", "_JAVA_", "JDK_", "LUA_", "TCL", "R_", "OPENSSL_",
+	"SSL_", "GNUTLS_", "NSS_", "GCONV_", "SKILLKIT_",
+}
 
-// checkToolEnvKey returns an error naming key if tool arguments may not set
-// it.
-func checkToolEnvKey(key string) error {
-	if err := checkEnvKey("ToolEnv", key); err != nil {
-		return err
+// CheckToolEnvKey returns an error naming key when tool arguments may not
+// set it: it must match [A-Za-z_][A-Za-z0-9_]* and must not be one of the
+// variables that change how programs are found, loaded or configured
+// (checked case-insensitively: exact names such as PATH, HOME, TMPDIR,
+// CLASSPATH, and prefixes such as LD_, BASH, PYTHON, PERL, RUBY, NODE_,
+// GIT_, JAVA_, OPENSSL_). The error wraps ErrForbiddenEnv.
+func CheckToolEnvKey(key string) error {
+	if !validEnvName(key) {
+		return fmt.Errorf("%w: environment variable name %q is not a plain NAME; use letters, digits and '_' (not starting with a digit)", ErrForbiddenEnv, key)
 	}
 	up := strings.ToUpper(key)
 	if forbiddenToolEnv[up] {
-		return fmt.Errorf("%w: environment variable %q is set by the sandbox and cannot be overridden here; remove it", ErrForbiddenEnv, key)
+		return fmt.Errorf("%w: environment variable %q changes how programs are found, loaded or configured and cannot be set here; remove it", ErrForbiddenEnv, key)
 	}
 	for _, p := range forbiddenToolEnvPrefixes {
 		if strings.HasPrefix(up, p) {
-			return fmt.Errorf("%w: environment variables starting with %s are reserved by the sandbox; remove %q", ErrForbiddenEnv, p, key)
+			return fmt.Errorf("%w: environment variables starting with %s change how programs load code or configuration and cannot be set here; remove %q", ErrForbiddenEnv, p, key)
 		}
 	}
 	return nil
+}
+
+// validEnvName reports whether key matches [A-Za-z_][A-Za-z0-9_]*.
+func validEnvName(key string) bool {
+	if key == "" {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch {
+		case c == '_', 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // checkEnvKey rejects keys that cannot be represented in an environment.
@@ -195,8 +285,16 @@ type prepared struct {
 	network   bool
 }
 
-// prepare validates spec and applies defaults. maxTimeout bounds Timeout.
-func prepare(spec Spec, maxTimeout time.Duration) (*prepared, error) {
+// view says where a runner's command sees the workspace and its temporary
+// directory; the zero value means the host paths (no private root).
+type view struct {
+	workspace string
+	tmp       string
+}
+
+// prepare validates spec and applies defaults. maxTimeout bounds Timeout;
+// v gives the paths the command sees, for HOME and TMPDIR.
+func prepare(spec Spec, maxTimeout time.Duration, v view) (*prepared, error) {
 	if len(spec.Args) == 0 || spec.Args[0] == "" {
 		return nil, fmt.Errorf("%w: Spec.Args is empty; pass the argv, e.g. [\"/bin/sh\", \"-c\", cmd]", ErrInvalidSpec)
 	}
@@ -248,7 +346,14 @@ func prepare(spec Spec, maxTimeout time.Duration) (*prepared, error) {
 	if p.limits, err = spec.Limits.withDefaults(); err != nil {
 		return nil, err
 	}
-	if p.env, err = buildEnv(ws, spec.Env, spec.ToolEnv); err != nil {
+	home, tmp := v.workspace, v.tmp
+	if home == "" {
+		home = ws
+	}
+	if tmp == "" {
+		tmp = ws
+	}
+	if p.env, err = buildEnv(home, tmp, spec.Env, spec.ToolEnv); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -293,10 +398,13 @@ func (l Limits) withDefaults() (Limits, error) {
 	}{
 		{"CPUSeconds", &l.CPUSeconds, DefaultCPUSeconds},
 		{"AddressSpace", &l.AddressSpace, DefaultAddressSpace},
+		{"Memory", &l.Memory, DefaultMemory},
 		{"Processes", &l.Processes, DefaultProcesses},
 		{"FileSize", &l.FileSize, DefaultFileSize},
 		{"OpenFiles", &l.OpenFiles, DefaultOpenFiles},
 		{"OutputBytes", &l.OutputBytes, DefaultOutputBytes},
+		{"DiskBytes", &l.DiskBytes, DefaultDiskBytes},
+		{"DiskInodes", &l.DiskInodes, DefaultDiskInodes},
 	}
 	for _, f := range fields {
 		if *f.v < 0 {
@@ -311,11 +419,11 @@ func (l Limits) withDefaults() (Limits, error) {
 
 // buildEnv builds the clean environment: a small allowlist, then Env, then
 // ToolEnv (validated). Nothing is inherited from the host process.
-func buildEnv(ws string, env, toolEnv map[string]string) ([]string, error) {
+func buildEnv(home, tmp string, env, toolEnv map[string]string) ([]string, error) {
 	m := map[string]string{
 		"PATH":   DefaultPath,
-		"HOME":   ws,
-		"TMPDIR": ws,
+		"HOME":   home,
+		"TMPDIR": tmp,
 		"LANG":   "C.UTF-8",
 		"LC_ALL": "C.UTF-8",
 		"TZ":     "UTC",
@@ -330,7 +438,7 @@ func buildEnv(ws string, env, toolEnv map[string]string) ([]string, error) {
 		m[k] = v
 	}
 	for k, v := range toolEnv {
-		if err := checkToolEnvKey(k); err != nil {
+		if err := CheckToolEnvKey(k); err != nil {
 			return nil, err
 		}
 		if strings.ContainsRune(v, 0) {
@@ -352,4 +460,61 @@ func envField(field string) string {
 		return "the tool's env"
 	}
 	return "Spec.Env"
+}
+
+// WorkspaceViewer is implemented by runners whose commands see the
+// workspace at another path than the host's (the isolated runner shows it
+// at WorkspaceDir). Callers build Spec.Env with WorkspacePath.
+type WorkspaceViewer interface {
+	// WorkspaceView returns where the command sees the host directory
+	// workspace.
+	WorkspaceView(workspace string) string
+}
+
+// Wrapper is implemented by runners that add behaviour to another runner
+// (as WithEnv does); WorkspacePath and MaxTimeout look through them.
+type Wrapper interface {
+	// Unwrap returns the wrapped runner.
+	Unwrap() Runner
+}
+
+// WorkspacePath returns the path at which commands run by r see the host
+// workspace directory: the WorkspaceView of r or of a runner it wraps,
+// else workspace itself.
+func WorkspacePath(r Runner, workspace string) string {
+	for r != nil {
+		if v, ok := r.(WorkspaceViewer); ok {
+			return v.WorkspaceView(workspace)
+		}
+		w, ok := r.(Wrapper)
+		if !ok {
+			break
+		}
+		r = w.Unwrap()
+	}
+	return workspace
+}
+
+// TimeoutCeiling is implemented by runners that refuse a Spec.Timeout
+// above a maximum, so that callers can check their own maximum against it
+// when they are configured instead of failing on a call.
+type TimeoutCeiling interface {
+	// MaxTimeout returns the largest Spec.Timeout the runner accepts.
+	MaxTimeout() time.Duration
+}
+
+// MaxTimeout returns the ceiling of r, or of a runner it wraps, when one
+// has it.
+func MaxTimeout(r Runner) (time.Duration, bool) {
+	for r != nil {
+		if c, ok := r.(TimeoutCeiling); ok {
+			return c.MaxTimeout(), true
+		}
+		w, ok := r.(Wrapper)
+		if !ok {
+			break
+		}
+		r = w.Unwrap()
+	}
+	return 0, false
 }

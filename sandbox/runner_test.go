@@ -41,21 +41,22 @@ func TestSpecValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := ok
 			tc.mod(&s)
-			_, err := prepare(s, DefaultMaxTimeout)
+			_, err := prepare(s, DefaultMaxTimeout, view{})
 			if err == nil || !strings.Contains(err.Error(), tc.field) {
 				t.Fatalf("err = %v, want one naming %s", err, tc.field)
 			}
 		})
 	}
-	p, err := prepare(ok, DefaultMaxTimeout)
+	p, err := prepare(ok, DefaultMaxTimeout, view{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Limits{DefaultCPUSeconds, DefaultAddressSpace, DefaultProcesses, DefaultFileSize, DefaultOpenFiles, DefaultOutputBytes}
+	want := Limits{CPUSeconds: DefaultCPUSeconds, AddressSpace: DefaultAddressSpace, Memory: DefaultMemory, Processes: DefaultProcesses,
+		FileSize: DefaultFileSize, OpenFiles: DefaultOpenFiles, OutputBytes: DefaultOutputBytes, DiskBytes: DefaultDiskBytes, DiskInodes: DefaultDiskInodes}
 	if p.limits != want || p.timeout != DefaultTimeout {
 		t.Errorf("defaults: %+v %v", p.limits, p.timeout)
 	}
-	if _, err := prepare(Spec{Args: []string{"/bin/true"}, Workspace: ws, Timeout: DefaultMaxTimeout}, DefaultMaxTimeout); err != nil {
+	if _, err := prepare(Spec{Args: []string{"/bin/true"}, Workspace: ws, Timeout: DefaultMaxTimeout}, DefaultMaxTimeout, view{}); err != nil {
 		t.Errorf("timeout exactly at MaxTimeout rejected: %v", err)
 	}
 }
@@ -75,8 +76,8 @@ func TestIsolatedMissingPidsCgroup(t *testing.T) {
 	}
 	_, err := NewIsolated(&IsolatedOptions{PidsCgroup: t.TempDir()})
 	var fe *FeatureError
-	if !errors.As(err, &fe) || fe.Feature != FeaturePidsCgroup {
-		t.Fatalf("err = %v, want *FeatureError for %q", err, FeaturePidsCgroup)
+	if !errors.As(err, &fe) || fe.Feature != FeatureCgroups {
+		t.Fatalf("err = %v, want *FeatureError for %q", err, FeatureCgroups)
 	}
 	r, err := NewIsolated(&IsolatedOptions{PidsCgroup: t.TempDir(), AllowDowngrade: true, Logger: discardLogger()})
 	if err != nil || r == nil {
@@ -88,7 +89,7 @@ func TestIsolatedMissingPidsCgroup(t *testing.T) {
 func run(t *testing.T, r Runner, script string, spec Spec) *Result {
 	t.Helper()
 	if spec.Workspace == "" {
-		spec.Workspace = t.TempDir()
+		spec.Workspace = testWorkspace(t)
 	}
 	spec.Args = []string{"/bin/sh", "-c", script}
 	res, err := r.Run(context.Background(), spec)
@@ -139,7 +140,7 @@ func TestRunBehaviour(t *testing.T) {
 				}
 			})
 			t.Run("missing program", func(t *testing.T) {
-				_, err := r.Run(context.Background(), Spec{Args: []string{"/nonexistent/prog"}, Workspace: t.TempDir()})
+				_, err := r.Run(context.Background(), Spec{Args: []string{"/nonexistent/prog"}, Workspace: testWorkspace(t)})
 				if err == nil || !strings.Contains(err.Error(), "/nonexistent/prog") {
 					t.Errorf("err = %v", err)
 				}
@@ -147,7 +148,7 @@ func TestRunBehaviour(t *testing.T) {
 			t.Run("caller cancel", func(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				time.AfterFunc(100*time.Millisecond, cancel)
-				res, err := r.Run(ctx, Spec{Args: []string{"/bin/sleep", "10"}, Workspace: t.TempDir()})
+				res, err := r.Run(ctx, Spec{Args: []string{"/bin/sleep", "10"}, Workspace: testWorkspace(t)})
 				if !errors.Is(err, context.Canceled) || res == nil || !res.TimedOut {
 					t.Errorf("res %+v err %v", res, err)
 				}
