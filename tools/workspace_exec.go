@@ -79,16 +79,45 @@ type ExecResult struct {
 	StdoutTruncated bool   `json:"stdout_truncated"`
 	StderrTruncated bool   `json:"stderr_truncated"`
 	TimedOut        bool   `json:"timed_out"`
-	DurationMS      int64  `json:"duration_ms"`
+	// OOMKilled: the memory bound killed a process of the command.
+	OOMKilled bool `json:"oom_killed,omitempty"`
+	// DiskLimit: the workspace or /tmp was (nearly) full when it ended.
+	DiskLimit  bool  `json:"disk_limit,omitempty"`
+	DurationMS int64 `json:"duration_ms"`
 	// OutputFiles holds the collected files; never null.
 	OutputFiles []workspace.OutputFile `json:"output_files"`
 	// OutputFilesTruncated reports that more files matched than the
 	// collection limit allows.
 	OutputFilesTruncated bool `json:"output_files_truncated,omitempty"`
+	// Notes explain a limit that ended or hampered the command, in words
+	// for the model or user; omitted when there is none.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Failed reports whether the command exited non-zero or timed out.
 func (r *ExecResult) Failed() bool { return r.ExitCode != 0 || r.TimedOut }
+
+// notes explains the limits a result reports.
+func notes(res *sandbox.Result, timeout time.Duration, l sandbox.Limits) []string {
+	var n []string
+	if res.TimedOut {
+		n = append(n, fmt.Sprintf("the command was stopped at its %v timeout (signal %d); ask for a longer timeout_sec or do less per call", timeout, res.Signal))
+	}
+	if res.OOMKilled {
+		mem := l.Memory
+		if mem == 0 {
+			mem = sandbox.DefaultMemory
+		}
+		n = append(n, fmt.Sprintf("a process was killed for exceeding the memory limit of %d MiB for all the command's processes together; use less memory", mem>>20))
+	}
+	if res.DiskLimit {
+		n = append(n, "the workspace or /tmp ran out of space or files (disk limit); delete files you no longer need or write less")
+	}
+	if res.StdoutTruncated || res.StderrTruncated {
+		n = append(n, "output was truncated in the middle; write large output to a file under out/ and list it in output_files")
+	}
+	return n
+}
 
 // Executor stages skills, runs one command and collects its outputs in a
 // workspace, holding the workspace lock throughout. The workspace_exec tool
@@ -114,11 +143,17 @@ func NewExecutor(r sandbox.Runner, opts *ExecOptions) (*Executor, error) {
 	}
 	e := &Executor{runner: r, maxTimeout: o.MaxTimeout, defTimeout: o.DefaultTimeout,
 		limits: o.Limits, network: o.Network, collect: o.CollectLimits}
+	ceiling, hasCeiling := sandbox.MaxTimeout(r)
 	switch {
 	case e.maxTimeout < 0:
 		return nil, fmt.Errorf("%w: ExecOptions.MaxTimeout is %v; use a positive value or 0 for %v", ErrExecConfig, e.maxTimeout, sandbox.DefaultMaxTimeout)
 	case e.maxTimeout == 0:
 		e.maxTimeout = sandbox.DefaultMaxTimeout
+		if hasCeiling && ceiling < e.maxTimeout {
+			e.maxTimeout = ceiling
+		}
+	case hasCeiling && e.maxTimeout > ceiling:
+		return nil, fmt.Errorf("%w: ExecOptions.MaxTimeout %v exceeds the runner's own maximum %v; lower it or raise the runner's MaxTimeout", ErrExecConfig, e.maxTimeout, ceiling)
 	}
 	switch {
 	case e.defTimeout < 0:
@@ -194,12 +229,13 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 		Args:      req.Args,
 		Workspace: ws.Dir(),
 		Dir:       dir,
-		Env:       run.Env,
-		ToolEnv:   req.Env,
-		Stdin:     req.Stdin,
-		Timeout:   timeout,
-		Limits:    e.limits,
-		Network:   e.network,
+		// The paths as the command sees the workspace.
+		Env:     run.Rebased(sandbox.WorkspacePath(e.runner, ws.Dir())),
+		ToolEnv: req.Env,
+		Stdin:   req.Stdin,
+		Timeout: timeout,
+		Limits:  e.limits,
+		Network: e.network,
 	})
 	if err != nil {
 		return nil, err
@@ -211,8 +247,11 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 		StdoutTruncated: res.StdoutTruncated,
 		StderrTruncated: res.StderrTruncated,
 		TimedOut:        res.TimedOut,
+		OOMKilled:       res.OOMKilled,
+		DiskLimit:       res.DiskLimit,
 		DurationMS:      res.Duration.Milliseconds(),
 		OutputFiles:     []workspace.OutputFile{},
+		Notes:           notes(res, timeout, e.limits),
 	}
 	if len(req.OutputFiles) > 0 {
 		col, err := ws.Collect(ctx, req.OutputFiles, e.collect)
@@ -266,7 +305,7 @@ func WorkspaceExec(cfg WorkspaceExecConfig) (Tool, error) {
 		Name: WorkspaceExecName,
 		Description: "Run a shell command in this session's sandboxed workspace. Loaded skills are copied to skills/<name> first; " +
 			"run a skill's scripts with cwd skills/<name>. Write results under out/ and list them in output_files to get them back. " +
-			"Returns JSON with exit_code, stdout, stderr, truncation flags, timed_out, duration_ms and output_files.",
+			"Returns JSON with exit_code, stdout, stderr, truncation flags, timed_out, oom_killed, disk_limit, duration_ms, output_files and notes.",
 		InputSchema: s,
 		Handler: func(ctx context.Context, c Call) Result {
 			var a WorkspaceExecArgs

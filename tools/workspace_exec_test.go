@@ -30,13 +30,18 @@ func (l execLoaded) Loaded(name string) bool      { return slices.Contains(l, na
 func (l execLoaded) Docs(string) ([]string, bool) { return nil, false }
 
 // isolatedRunner returns the real isolated runner, skipping the test when
-// the kernel lacks a feature it needs.
+// the host lacks a feature it needs. Run as root, workspaces are bounded
+// volumes; an unprivileged user cannot make those, so there the runner
+// accepts plain directories (UnboundedDisk), as the user would have to.
 func isolatedRunner(t testing.TB) sandbox.Runner {
 	t.Helper()
-	r, err := sandbox.NewIsolated(&sandbox.IsolatedOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r, err := sandbox.NewIsolated(&sandbox.IsolatedOptions{
+		UnboundedDisk: os.Geteuid() != 0,
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
 	var fe *sandbox.FeatureError
 	if errors.As(err, &fe) {
-		t.Skipf("isolated sandbox unavailable: kernel feature %q missing: %v", fe.Feature, fe.Err)
+		t.Skipf("isolated sandbox unavailable: host feature %q missing: %v", fe.Feature, fe.Err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -70,10 +75,11 @@ type execFixture struct {
 
 func newExecFixture(t *testing.T, opts *ExecOptions) execFixture {
 	t.Helper()
-	m, err := workspace.New(&workspace.Options{Root: t.TempDir()})
+	m, err := workspace.New(&workspace.Options{Root: t.TempDir(), InMemoryVolumes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = m.Close() })
 	ws, err := m.Open(context.Background(), "session-1")
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +135,8 @@ func TestWorkspaceExecRunsLoadedSkillScript(t *testing.T) {
 	if stats.Rows != 3 {
 		t.Errorf("rows = %d, want 3", stats.Rows)
 	}
-	wantErr := "skill=csv-stats pwd=" + filepath.Join(f.ws.SkillsDir(), "csv-stats") + "\n"
+	// The sandbox shows the workspace at sandbox.WorkspaceDir.
+	wantErr := "skill=csv-stats pwd=" + sandbox.WorkspaceDir + "/skills/csv-stats\n"
 	if res.Stderr != wantErr {
 		t.Errorf("stderr = %q, want %q", res.Stderr, wantErr)
 	}
@@ -235,8 +242,8 @@ func TestWorkspaceExecRefusesRequests(t *testing.T) {
 		{"NUL in command", map[string]any{"command": "true\x00x"}, "Error: command contains a NUL byte"},
 		{"bad env name", map[string]any{"env": map[string]string{"A=B": "1"}}, `Error: env: "A=B" is not a usable environment variable`},
 		{"empty element in glob", map[string]any{"output_files": []string{"out//x"}}, `"out//x" contains an empty or '.' element`},
-		{"PATH in env", map[string]any{"env": map[string]string{"PATH": "/tmp/evil"}}, `Error: env: environment variable "PATH" is set by the sandbox and cannot be overridden here; remove it`},
-		{"LD_PRELOAD in env", map[string]any{"env": map[string]string{"LD_PRELOAD": "/tmp/x.so"}}, `Error: env: environment variables starting with LD_ are reserved by the sandbox; remove "LD_PRELOAD"`},
+		{"PATH in env", map[string]any{"env": map[string]string{"PATH": "/tmp/evil"}}, `Error: env: environment variable "PATH" changes how programs are found, loaded or configured and cannot be set here; remove it`},
+		{"LD_PRELOAD in env", map[string]any{"env": map[string]string{"LD_PRELOAD": "/tmp/x.so"}}, `Error: env: environment variables starting with LD_ change how programs load code or configuration and cannot be set here; remove "LD_PRELOAD"`},
 		{"workspace var in env", map[string]any{"env": map[string]string{"OUTPUT_DIR": "/tmp"}}, `env key "OUTPUT_DIR" is set by the workspace`},
 		{"negative timeout", map[string]any{"timeout_sec": -1}, "timeout_sec -1 is negative"},
 		{"unknown argument", map[string]any{"cmd": "x"}, `unknown field "cmd"`},
@@ -287,7 +294,7 @@ func TestWorkspaceExecResultShape(t *testing.T) {
 func TestWorkspaceExecEnvReachesCommand(t *testing.T) {
 	f := newExecFixture(t, nil)
 	r := f.call(t, map[string]any{"command": `echo "$GREETING $WORKSPACE_DIR $OUTPUT_DIR"`, "env": map[string]string{"GREETING": "hi"}})
-	want := "hi " + f.ws.Dir() + " " + f.ws.OutputDir() + "\n"
+	want := "hi " + sandbox.WorkspaceDir + " " + sandbox.WorkspaceDir + "/out\n"
 	if got := decodeExec(t, r).Stdout; r.IsError || got != want {
 		t.Errorf("stdout %q (IsError %v), want %q", got, r.IsError, want)
 	}
@@ -386,6 +393,7 @@ func ExampleWorkspaceExec() {
 	root, _ := os.MkdirTemp("", "workspaces")
 	defer os.RemoveAll(root)
 	m, _ := workspace.New(&workspace.Options{Root: root})
+	defer m.Close() // unmounts the workspace volumes a root process makes
 	tool, err := WorkspaceExec(WorkspaceExecConfig{
 		Runner: r,
 		// A real server opens the workspace of the session found in ctx.

@@ -47,10 +47,7 @@ func benchSkill(b *testing.B) string {
 
 func benchWorkspace(b *testing.B) *Workspace {
 	b.Helper()
-	m, err := New(&Options{Root: filepath.Join(b.TempDir(), "ws")})
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := newTestManager(b, nil)
 	w, err := m.Open(context.Background(), "bench")
 	if err != nil {
 		b.Fatal(err)

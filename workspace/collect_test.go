@@ -242,10 +242,7 @@ func FuzzCollectGlob(f *testing.F) {
 	}
 	outside := f.TempDir()
 	os.WriteFile(filepath.Join(outside, "secret"), []byte("SECRET"), 0o644)
-	m, err := New(&Options{Root: filepath.Join(f.TempDir(), "ws")})
-	if err != nil {
-		f.Fatal(err)
-	}
+	m := newTestManager(f, nil)
 	w, err := m.Open(context.Background(), "s")
 	if err != nil {
 		f.Fatal(err)

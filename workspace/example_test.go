@@ -22,6 +22,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
+	defer m.Close() // unmounts the workspaces' volumes (made when running as root)
 	ws, err := m.Open(ctx, "session-1")
 	if err != nil {
 		panic(err)

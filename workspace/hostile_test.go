@@ -128,10 +128,7 @@ func TestHostileLinksInWorkspace(t *testing.T) {
 
 			// Every host operation; errors are allowed (a planted link may
 			// make one fail), writes outside are not.
-			m2, err := New(opts) // a second Manager has no in-memory manifests
-			if err != nil {
-				t.Fatal(err)
-			}
+			m2 := newTestManager(t, opts) // a second Manager has no in-memory manifests
 			logErr := func(op string, err error) {
 				if err != nil {
 					t.Logf("%s: %v", op, err)

@@ -48,7 +48,7 @@ func (w *Workspace) Lock(ctx context.Context) (unlock func(), err error) {
 func (w *Workspace) lockFileHeld(ctx context.Context) (*os.File, error) {
 	p := metaPath(w.id, lockName)
 	for {
-		if err := w.ensure(); err != nil {
+		if err := w.ensure(ctx); err != nil {
 			return nil, err
 		}
 		f, same, err := w.tryLockFile(ctx, p)

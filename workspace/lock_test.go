@@ -13,10 +13,7 @@ func TestLockSerializes(t *testing.T) {
 	m := newTestManager(t, nil)
 	// Two Managers stand in for two processes: each has its own in-process
 	// lock, so only the flock on the lock file keeps them apart.
-	m2, err := New(&Options{Root: m.Root()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m2 := newTestManager(t, &Options{Root: m.Root()})
 	ws := []*Workspace{openTest(t, m, "s"), openTest(t, m, "s"), openTest(t, m2, "s")}
 	var inside, maxInside atomic.Int32
 	var wg sync.WaitGroup
@@ -47,10 +44,7 @@ func TestLockSerializes(t *testing.T) {
 
 func TestLockContext(t *testing.T) {
 	m := newTestManager(t, nil)
-	m2, err := New(&Options{Root: m.Root()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m2 := newTestManager(t, &Options{Root: m.Root()})
 	w := openTest(t, m, "s")
 	unlock, err := w.Lock(context.Background())
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/skillkit/skillkit/sandbox"
 )
 
 // Errors callers branch on. Returned errors wrap one of these and name the
@@ -77,6 +79,22 @@ type Options struct {
 	// DefaultMaxInputFiles, DefaultMaxInputBytes.
 	MaxInputFiles int
 	MaxInputBytes int64
+	// DiskBytes and DiskInodes bound each workspace. Where the process
+	// may mount filesystems (root), every workspace is a volume of this
+	// size (sandbox.NewVolume) whose image lives in its metadata record,
+	// so that a command cannot fill the host's disk; the isolated runner
+	// refuses a workspace on a larger filesystem. Elsewhere workspaces are
+	// plain directories. Defaults sandbox.DefaultDiskBytes and
+	// sandbox.DefaultDiskInodes.
+	DiskBytes  int64
+	DiskInodes int64
+	// InMemoryVolumes makes the volumes tmpfs: made at once, but their
+	// contents live in memory and vanish when unmounted (Remove, Close, a
+	// reboot). Meant for workspaces that end with the process.
+	InMemoryVolumes bool
+	// PlainDirs keeps workspaces plain directories even where volumes
+	// could be made; their disk use is then not bounded.
+	PlainDirs bool
 }
 
 // Manager creates, locks and sweeps the workspaces under one root. It is safe
@@ -92,6 +110,8 @@ type Manager struct {
 	maxSkillBytes int64
 	maxInputFiles int
 	maxInputBytes int64
+	volumes       bool // make a volume per workspace
+	volume        sandbox.VolumeOptions
 
 	mu     sync.Mutex
 	states map[string]*state
@@ -121,6 +141,8 @@ func New(opts *Options) (*Manager, error) {
 		maxSkillBytes: o.MaxSkillBytes,
 		maxInputFiles: o.MaxInputFiles,
 		maxInputBytes: o.MaxInputBytes,
+		volumes:       !o.PlainDirs && os.Geteuid() == 0,
+		volume:        sandbox.VolumeOptions{Bytes: o.DiskBytes, Inodes: o.DiskInodes, InMemory: o.InMemoryVolumes},
 		states:        make(map[string]*state),
 	}
 	if m.root == "" {
@@ -157,6 +179,12 @@ func New(opts *Options) (*Manager, error) {
 		return nil, err
 	}
 	if err := setDefault("MaxInputBytes", &m.maxInputBytes, DefaultMaxInputBytes); err != nil {
+		return nil, err
+	}
+	if err := setDefault("DiskBytes", &m.volume.Bytes, sandbox.DefaultDiskBytes); err != nil {
+		return nil, err
+	}
+	if err := setDefault("DiskInodes", &m.volume.Inodes, sandbox.DefaultDiskInodes); err != nil {
 		return nil, err
 	}
 	for i, r := range o.InputRoots {
@@ -226,7 +254,7 @@ func (m *Manager) Open(ctx context.Context, id string) (*Workspace, error) {
 		return nil, err
 	}
 	w := &Workspace{m: m, id: id, dir: filepath.Join(m.root, id), st: m.state(id)}
-	err = w.ensure()
+	err = w.ensure(ctx)
 	if err == nil {
 		err = w.touch()
 	}
@@ -348,20 +376,76 @@ func (m *Manager) sweepOne(top, meta *os.Root, id string) (bool, error) {
 	if !m.idle(meta, id) { // touched while we were taking the locks
 		return false, nil
 	}
+	return true, m.removeLocked(top, meta, id, st)
+}
+
+// Remove deletes workspace id now: its files, its volume and its record.
+// It waits for a command running in it (in this or another process) to
+// end, or for ctx. Removing a workspace that does not exist is not an
+// error.
+func (m *Manager) Remove(ctx context.Context, id string) error {
+	if err := validName("workspace ID", id, maxIDLen); err != nil {
+		return err
+	}
+	release, err := m.lockMeta(ctx, sweepLockName, false)
+	if err != nil {
+		return err
+	}
+	defer release()
+	st := m.state(id)
+	select {
+	case st.sem <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("workspace %s: remove: %w", id, ctx.Err())
+	}
+	defer func() { <-st.sem }()
+	meta, err := m.openMeta()
+	if err != nil {
+		return err
+	}
+	defer meta.Close()
+	top, err := os.OpenRoot(m.root)
+	if err != nil {
+		return fmt.Errorf("workspace %s: remove: %w", id, err)
+	}
+	defer top.Close()
+	if _, err := meta.Lstat(id); errors.Is(err, fs.ErrNotExist) {
+		return nil // never made, or already removed (a directory without a record is not ours)
+	}
+	f, err := meta.OpenFile(metaPath(id, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("workspace %s: remove: %w", id, err)
+	}
+	defer f.Close()
+	if err := waitFlock(ctx, f, true); err != nil {
+		return fmt.Errorf("workspace %s: remove: %w", id, err)
+	}
+	defer unflock(f)
+	return m.removeLocked(top, meta, id, st)
+}
+
+// removeLocked removes workspace id and its record; the caller holds its
+// locks.
+func (m *Manager) removeLocked(top, meta *os.Root, id string, st *state) error {
+	// A volume is unmounted first: a mount point cannot be renamed, and
+	// its image goes with the record.
+	if err := unmountVolume(filepath.Join(m.root, id)); err != nil {
+		return fmt.Errorf("workspace %s: %w", id, err)
+	}
 	// The directory goes first: a record without a directory is swept
 	// again, while a directory without a record would be refused by Open
 	// and never swept.
 	trash := trashPrefix + id + "-" + randomHex(4)
-	err = top.Rename(id, trash)
+	err := top.Rename(id, trash)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		trash = ""
 	case err != nil:
-		return false, fmt.Errorf("workspace: sweep %s: %w", id, err)
+		return fmt.Errorf("workspace %s: remove: %w", id, err)
 	}
 	metaTrash := trashPrefix + id + "-" + randomHex(4)
 	if err := meta.Rename(id, metaTrash); err != nil {
-		return false, fmt.Errorf("workspace: sweep %s: remove record: %w", id, err)
+		return fmt.Errorf("workspace %s: remove record: %w", id, err)
 	}
 	st.stageMu.Lock()
 	st.manifests = make(map[string]*manifest)
@@ -376,13 +460,35 @@ func (m *Manager) sweepOne(top, meta *os.Root, id string) (bool, error) {
 	var errs []error
 	if trash != "" {
 		if err := top.RemoveAll(trash); err != nil {
-			errs = append(errs, fmt.Errorf("workspace: sweep %s: remove %s: %w", id, trash, err))
+			errs = append(errs, fmt.Errorf("workspace %s: remove %s: %w", id, trash, err))
 		}
 	}
 	if err := meta.RemoveAll(metaTrash); err != nil {
-		errs = append(errs, fmt.Errorf("workspace: sweep %s: remove record: %w", id, err))
+		errs = append(errs, fmt.Errorf("workspace %s: remove record: %w", id, err))
 	}
-	return true, errors.Join(errs...)
+	return errors.Join(errs...)
+}
+
+// Close unmounts the volumes of the workspaces under Root, for a clean
+// shutdown: their files stay in their images (in-memory volumes lose
+// theirs), and the next Open mounts them again. Workspaces in use must not
+// be closed.
+func (m *Manager) Close() error {
+	entries, err := os.ReadDir(m.root)
+	if err != nil {
+		return fmt.Errorf("workspace: close: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		// Only this package mounts on a workspace directory, record or
+		// not (a test may have removed the record).
+		if e.IsDir() && validName("", e.Name(), maxIDLen) == nil {
+			if err := unmountVolume(filepath.Join(m.root, e.Name())); err != nil {
+				errs = append(errs, fmt.Errorf("workspace %s: %w", e.Name(), err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // idle reports whether workspace id has a record whose last use is older

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/skillkit/skillkit/sandbox"
 )
 
 // The metadata root holds everything the host records about workspaces,
@@ -114,7 +117,7 @@ func touchMeta(meta *os.Root, name string) error {
 // ensure creates the metadata record and the directory layout of w when
 // missing. A directory at w's path that has no record and is not empty
 // belongs to someone else: it is refused with ErrNotWorkspace.
-func (w *Workspace) ensure() error {
+func (w *Workspace) ensure(ctx context.Context) error {
 	meta, err := w.m.openMeta()
 	if err != nil {
 		return err
@@ -130,7 +133,42 @@ func (w *Workspace) ensure() error {
 	if err := meta.MkdirAll(metaPath(w.id, stagedName), 0o700); err != nil {
 		return fmt.Errorf("workspace %s: create metadata record: %w", w.id, err)
 	}
+	if err := w.ensureVolume(ctx); err != nil {
+		return err
+	}
 	return w.ensureLayout()
+}
+
+// volumeImageName is the volume image's name in a workspace's record.
+const volumeImageName = "volume.img"
+
+// ensureVolume mounts w's volume (creating it the first time) when the
+// Manager makes volumes.
+func (w *Workspace) ensureVolume(ctx context.Context) error {
+	if !w.m.volumes {
+		return nil
+	}
+	top, err := os.OpenRoot(w.m.root)
+	if err != nil {
+		return fmt.Errorf("workspace %s: %w", w.id, err)
+	}
+	err = top.Mkdir(w.id, 0o700)
+	top.Close()
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("workspace %s: create: %w", w.id, err)
+	}
+	image := filepath.Join(w.m.metaRoot, w.id, volumeImageName)
+	if _, err := sandbox.NewVolume(ctx, w.dir, image, &w.m.volume); err != nil {
+		if errors.Is(err, sandbox.ErrNotEmpty) {
+			return fmt.Errorf("workspace %s: %s holds files but no volume (it was made as a plain directory); "+
+				"remove the workspace (Manager.Remove) to start it afresh on a bounded volume, or open it with Options.PlainDirs: %w", w.id, w.dir, err)
+		}
+		return fmt.Errorf("workspace %s: %w", w.id, err)
+	}
+	if err := os.Chmod(w.dir, 0o700); err != nil {
+		return fmt.Errorf("workspace %s: %w", w.id, err)
+	}
+	return nil
 }
 
 // checkForeign refuses an existing, non-empty directory (or any other file)

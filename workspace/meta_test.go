@@ -32,7 +32,7 @@ func TestMetaRootOption(t *testing.T) {
 			if tt.meta != "" {
 				meta = filepath.Join(base, tt.meta)
 			}
-			m, err := New(&Options{Root: root, MetaRoot: meta})
+			m, err := New(&Options{Root: root, MetaRoot: meta, PlainDirs: true})
 			if tt.want != "" {
 				if !errors.Is(err, ErrInvalidOption) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "Options.MetaRoot") {
 					t.Fatalf("err = %v, want ErrInvalidOption naming Options.MetaRoot and %q", err, tt.want)

@@ -73,10 +73,11 @@ func TestStageSwapRace(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			m, err := workspace.New(&workspace.Options{Root: filepath.Join(base, "ws")})
+			m, err := workspace.New(&workspace.Options{Root: filepath.Join(base, "ws"), InMemoryVolumes: true})
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { _ = m.Close() })
 			w, err := m.Open(context.Background(), "s")
 			if err != nil {
 				t.Fatal(err)

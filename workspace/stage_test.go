@@ -106,10 +106,7 @@ func TestStageLifecycle(t *testing.T) {
 	}
 
 	// A new Manager (another process) reuses the manifest on disk.
-	m2, err := New(&Options{Root: w.m.Root()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m2 := newTestManager(t, &Options{Root: w.m.Root()})
 	if res3 := stage(t, openTest(t, m2, "s"), "demo", os.DirFS(src)); res3.Copied {
 		t.Errorf("fresh Manager recopied an unchanged skill")
 	}
@@ -381,7 +378,8 @@ func FuzzStageLinkTarget(f *testing.F) {
 	for _, s := range []string{"../x", "/etc/passwd", ".", "d/../..", "self/../x", "a/b", "d", "d/f", "loop", ""} {
 		f.Add(s)
 	}
-	m, err := New(&Options{Root: filepath.Join(f.TempDir(), "ws")})
+	m, err := New(&Options{Root: filepath.Join(f.TempDir(), "ws"), InMemoryVolumes: true})
+	f.Cleanup(func() { _ = m.Close() })
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -86,6 +87,21 @@ func (r *Run) Environ() []string {
 		out = append(out, k+"="+v)
 	}
 	slices.Sort(out)
+	return out
+}
+
+// Rebased returns r.Env with the workspace directory replaced by root: the
+// environment for a runner that shows the workspace to the command at root
+// (see sandbox.WorkspacePath).
+func (r *Run) Rebased(root string) map[string]string {
+	ws := r.Env[EnvWorkspaceDir]
+	out := make(map[string]string, len(r.Env))
+	for k, v := range r.Env {
+		if rest, ok := strings.CutPrefix(v, ws); ok && (rest == "" || rest[0] == filepath.Separator) {
+			v = root + filepath.ToSlash(rest)
+		}
+		out[k] = v
+	}
 	return out
 }
 

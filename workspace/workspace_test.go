@@ -10,8 +10,10 @@ import (
 	"time"
 )
 
-// newTestManager returns a Manager rooted in a fresh temporary directory.
-func newTestManager(t *testing.T, opts *Options) *Manager {
+// newTestManager returns a Manager rooted in a fresh temporary directory
+// (unless opts names one) whose volumes, as root, are in memory, and
+// unmounts them when the test ends so that its directory can be removed.
+func newTestManager(t testing.TB, opts *Options) *Manager {
 	t.Helper()
 	var o Options
 	if opts != nil {
@@ -20,10 +22,18 @@ func newTestManager(t *testing.T, opts *Options) *Manager {
 	if o.Root == "" {
 		o.Root = filepath.Join(t.TempDir(), "ws")
 	}
+	if o.DiskBytes == 0 {
+		o.InMemoryVolumes = true
+	}
 	m, err := New(&o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := m.Close(); err != nil {
+			t.Errorf("close the test Manager: %v", err)
+		}
+	})
 	return m
 }
 

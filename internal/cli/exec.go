@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,12 +54,16 @@ type execFlags struct {
 	timeout   time.Duration
 	network   bool
 	local     bool
+	// unboundedDisk and allowDowngrade are the isolated runner's
+	// explicit opt-ins for hosts that lack a bound.
+	unboundedDisk  bool
+	allowDowngrade bool
 }
 
 func newExec(env *Env) *cobra.Command {
 	var f execFlags
 	cmd := &cobra.Command{
-		Use:   "exec [--json] [--skill NAME]... [--output GLOB]... [--workspace DIR] [--cwd DIR] [--timeout D] [--network] [--local] [ROOT...] -- COMMAND [ARG...]",
+		Use:   "exec [--json] [--skill NAME]... [--output GLOB]... [--workspace DIR] [--cwd DIR] [--timeout D] [--network] [--local] [--unbounded-disk] [--allow-downgrade] [ROOT...] -- COMMAND [ARG...]",
 		Short: "Run one command in a sandboxed workspace with skills staged",
 		Long: "exec runs COMMAND in a workspace: a fresh temporary one (removed afterwards) or DIR from\n" +
 			"--workspace (kept, never swept; created when missing; an existing DIR must be empty or one\n" +
@@ -69,18 +74,30 @@ func newExec(env *Env) *cobra.Command {
 			"skills/NAME when exactly one --skill is given, else the workspace. WORKSPACE_DIR, SKILLS_DIR,\n" +
 			"WORK_DIR, OUTPUT_DIR and RUN_DIR are set, and SKILL_NAME=NAME when the working directory\n" +
 			"is inside skills/NAME of a staged skill.\n\n" +
-			"The command runs in the isolated sandbox: no network unless --network, no files outside the\n" +
-			"workspace but read-only system directories. --local runs it UNCONFINED instead (trusted\n" +
+			"The command runs in the isolated sandbox: a private root holding only the workspace (at\n" +
+			sandbox.WorkspaceDir + "), read-only system directories and private /tmp and /dev/shm; no network unless\n" +
+			"--network; as an unprivileged user with no capability; seccomp; no inherited descriptors; a\n" +
+			"clean environment. Limits per command (defaults): memory " + mib(sandbox.DefaultMemory) + " for all its\n" +
+			"processes, " + strconv.Itoa(sandbox.DefaultProcesses) + " tasks, " + strconv.Itoa(sandbox.DefaultCPUSeconds) + " CPU seconds and " + mib(sandbox.DefaultAddressSpace) + " address space per\n" +
+			"process, files of " + mib(sandbox.DefaultFileSize) + ", " + strconv.Itoa(sandbox.DefaultOpenFiles) + " open files, " + mib(sandbox.DefaultOutputBytes) + " of stdout and of stderr, disk\n" +
+			mib(sandbox.DefaultDiskBytes) + " and " + strconv.Itoa(sandbox.DefaultDiskInodes) + " files (workspace, /tmp, /dev/shm), --timeout (default " + sandbox.DefaultTimeout.String() + ",\n" +
+			"at most " + execMaxTimeout.String() + "). Run as root, each workspace is a bounded volume: a temporary one in\n" +
+			"memory, a --workspace DIR one backed by an image in the cache directory and left mounted at\n" +
+			"DIR (umount DIR before removing it). An unprivileged user cannot make volumes or, on a\n" +
+			"cgroup v1 host, memory cgroups: --unbounded-disk and --allow-downgrade accept running\n" +
+			"without those bounds, explicitly. --local runs the command UNCONFINED instead (trusted\n" +
 			"commands only). After the command, files matching the --output globs (relative to the\n" +
-			"workspace, e.g. 'out/**') are collected. --timeout is at most " + execMaxTimeout.String() + ".\n\n" +
+			"workspace, e.g. 'out/**') are collected.\n\n" +
 			"Without --json, the command's stdout and stderr are passed through (with control characters\n" +
 			"escaped on a terminal, see skillkit --help) and a summary of truncation, timeout and output\n" +
 			"files goes to stderr. With --json, one object is printed: exit_code, stdout, stderr,\n" +
-			"stdout_truncated, stderr_truncated, timed_out, duration_ms and output_files (path, size,\n" +
-			"mime, content when inline), the workspace_exec tool's shape.\n\n" +
-			"Exit status: the command's exit_code, as in the JSON (128+N when killed by signal N, which\n" +
-			"includes a command killed at --timeout); 127 when the command cannot be found or started;\n" +
-			"1 when no status is known; 2 when skillkit could not run it.",
+			"stdout_truncated, stderr_truncated, timed_out, oom_killed, disk_limit, duration_ms,\n" +
+			"output_files (path, size, mime, content when inline) and notes, the workspace_exec tool's\n" +
+			"shape.\n\n" +
+			"Exit status: the command's exit_code, as in the JSON (128+N when killed by signal N; at\n" +
+			"--timeout exactly 143, or 137 when it outlived the grace after SIGTERM); 127 when the\n" +
+			"command cannot be found or started; 1 when no status is known; 2 when skillkit could not\n" +
+			"run it.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			if dash < 0 || dash == len(args) {
@@ -98,6 +115,8 @@ func newExec(env *Env) *cobra.Command {
 	fl.DurationVar(&f.timeout, "timeout", sandbox.DefaultTimeout, "kill the command after this long (at most "+execMaxTimeout.String()+")")
 	fl.BoolVar(&f.network, "network", false, "allow network access in the isolated sandbox")
 	fl.BoolVar(&f.local, "local", false, "run UNCONFINED, without the sandbox (trusted commands only)")
+	fl.BoolVar(&f.unboundedDisk, "unbounded-disk", false, "accept a workspace whose disk use the sandbox cannot bound (needed without root)")
+	fl.BoolVar(&f.allowDowngrade, "allow-downgrade", false, "run the sandbox without a layer this host lacks (Landlock, seccomp, cgroups), with a warning")
 	return cmd
 }
 
@@ -220,12 +239,44 @@ func execRunner(env *Env, f execFlags) (sandbox.Runner, error) {
 		fmt.Fprintln(env.Stderr, "skillkit exec: WARNING: --local runs the command UNCONFINED: it can read and write every file you can, use the network and signal your processes")
 		return sandbox.NewUnconfinedLocal(&sandbox.LocalOptions{MaxTimeout: maxT, Logger: logger})
 	}
-	r, err := sandbox.NewIsolated(&sandbox.IsolatedOptions{MaxTimeout: maxT})
+	if f.unboundedDisk || f.allowDowngrade {
+		fmt.Fprintln(env.Stderr, "skillkit exec: WARNING: "+strings.Join(weakened(f), " and ")+": the sandbox does not bound everything it would")
+	}
+	r, err := sandbox.NewIsolated(&sandbox.IsolatedOptions{
+		MaxTimeout:     maxT,
+		UnboundedDisk:  f.unboundedDisk,
+		AllowDowngrade: f.allowDowngrade,
+		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)), // warned above
+	})
 	var fe *sandbox.FeatureError
 	if errors.As(err, &fe) {
-		return nil, fmt.Errorf("exec: %w; or pass --local to run without confinement (trusted commands only)", err)
+		hint := "--local to run without confinement (trusted commands only)"
+		if fe.Feature != sandbox.FeatureUserNamespaces {
+			hint = "--allow-downgrade to run without that layer, or " + hint
+		}
+		return nil, fmt.Errorf("exec: %w; or pass %s", err, hint)
 	}
 	return r, err
+}
+
+// weakened names the opt-ins given, for the warning.
+func weakened(f execFlags) []string {
+	var w []string
+	if f.unboundedDisk {
+		w = append(w, "--unbounded-disk")
+	}
+	if f.allowDowngrade {
+		w = append(w, "--allow-downgrade")
+	}
+	return w
+}
+
+// mib formats a byte count in MiB or GiB.
+func mib(n int64) string {
+	if n >= 1<<30 && n%(1<<30) == 0 {
+		return strconv.FormatInt(n>>30, 10) + " GiB"
+	}
+	return strconv.FormatInt(n>>20, 10) + " MiB"
 }
 
 // execWorkspace opens the workspace at dir, or a fresh temporary one that
@@ -237,20 +288,23 @@ func execRunner(env *Env, f execFlags) (sandbox.Runner, error) {
 // directory, keyed by the parent's path, and sweeping is off.
 func execWorkspace(ctx context.Context, env *Env, dir string) (*workspace.Workspace, func(), error) {
 	if dir == "" {
-		root, err := os.MkdirTemp("", "skillkit-exec-")
+		// In memory: it ends with this command. A root left by a killed
+		// skillkit is swept by the next one.
+		m, err := workspace.NewTemp(ctx, &workspace.Options{InMemoryVolumes: true})
 		if err != nil {
 			return nil, nil, fmt.Errorf("exec: temporary workspace: %w", err)
 		}
-		cleanup := func() { os.RemoveAll(root) }
-		m, err := workspace.New(&workspace.Options{Root: root})
-		if err == nil {
-			var ws *workspace.Workspace
-			if ws, err = m.Open(ctx, freshWorkspaceID); err == nil {
-				return ws, cleanup, nil
+		cleanup := func() {
+			if err := m.Discard(context.WithoutCancel(ctx)); err != nil {
+				fmt.Fprintf(env.Stderr, "skillkit exec: remove the temporary workspace: %v\n", err)
 			}
 		}
-		cleanup()
-		return nil, nil, err
+		ws, err := m.Open(ctx, freshWorkspaceID)
+		if err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("exec: temporary workspace: %w", err)
+		}
+		return ws, cleanup, nil
 	}
 	if !filepath.IsAbs(dir) && env.Cwd != "" {
 		dir = filepath.Join(env.Cwd, dir)
@@ -361,6 +415,12 @@ func printExecSummary(w io.Writer, res *tools.ExecResult, timeout time.Duration,
 	}
 	if res.TimedOut {
 		fmt.Fprintf(w, "skillkit exec: timed out after %v (--timeout); the command was killed\n", timeout)
+	}
+	if res.OOMKilled {
+		fmt.Fprintf(w, "skillkit exec: a process was killed for exceeding the memory limit (%s for all the command's processes)\n", mib(sandbox.DefaultMemory))
+	}
+	if res.DiskLimit {
+		fmt.Fprintln(w, "skillkit exec: the workspace or /tmp ran out of space or files (disk limit)")
 	}
 	for _, of := range res.OutputFiles {
 		fmt.Fprintf(w, "skillkit exec: output %s (%d bytes, %s)\n", of.Path, of.Size, of.MIME)

@@ -15,9 +15,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/skillkit/skillkit/sandbox"
 	"github.com/skillkit/skillkit/tools"
@@ -155,9 +158,11 @@ func TestExecCwdAndSkillName(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := filepath.Join(t.TempDir(), "ws")
+			unmountAfter(t, ws)
 			args := append(append([]string{"--workspace", ws}, tc.flags...), show...)
 			res, _, code := execJSON(t, args...)
-			want := ws + tc.dir + "|" + tc.skill
+			// The sandbox shows the workspace at sandbox.WorkspaceDir.
+			want := sandbox.WorkspaceDir + tc.dir + "|" + tc.skill
 			if code != 0 || res.Stdout != want {
 				t.Errorf("exit %d, stdout %q, stderr %q; want %q", code, res.Stdout, res.Stderr, want)
 			}
@@ -195,16 +200,18 @@ func TestExecPlainOutput(t *testing.T) {
 
 func TestExecWorkspaceKeptOrRemoved(t *testing.T) {
 	needIsolation(t)
-	// A fresh workspace is gone afterwards.
-	res, _, code := execJSON(t, "--", "sh", "-c", `printf %s "$WORKSPACE_DIR"`)
-	if code != 0 || res.Stdout == "" {
+	// A fresh workspace is gone afterwards: nothing is left of the
+	// temporary root this process made.
+	res, _, code := execJSON(t, "--", "sh", "-c", `echo x > out/x.txt && printf %s "$WORKSPACE_DIR"`)
+	if code != 0 || res.Stdout != sandbox.WorkspaceDir {
 		t.Fatalf("exit %d, stdout %q", code, res.Stdout)
 	}
-	if _, err := os.Stat(res.Stdout); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("temporary workspace %s still exists (stat error %v)", res.Stdout, err)
+	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "skillkit-workspaces-"+strconv.Itoa(os.Getpid())+"-*")); len(left) != 0 {
+		t.Errorf("temporary workspace roots left: %v", left)
 	}
 	// A given one is kept, with what the command wrote.
 	dir := filepath.Join(t.TempDir(), "ws")
+	unmountAfter(t, dir)
 	if _, errOut, code := run(t, "exec", "--workspace", dir, "--skill", "csv-stats", examples, "--", "sh", "-c", "echo kept > $OUTPUT_DIR/k.txt"); code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -234,6 +241,7 @@ func runCache(t *testing.T, cache string, args ...string) (stdout, stderr string
 // folder of the user's.
 func TestExecWorkspaceLeavesNeighboursAlone(t *testing.T) {
 	parent, cache := t.TempDir(), t.TempDir()
+	unmountAfter(t, filepath.Join(parent, "old"), filepath.Join(parent, "ws"), filepath.Join(parent, "empty"))
 	// An earlier --workspace, idle for two days, and a user folder.
 	writeTestFile(t, filepath.Join(parent, "mine", "notes.txt"), "mine")
 	if _, errOut, code := runCache(t, cache, "exec", "--local", "--workspace", filepath.Join(parent, "old"), "--", "true"); code != 0 {
@@ -284,6 +292,16 @@ func TestExecWorkspaceLeavesNeighboursAlone(t *testing.T) {
 	if _, errOut, code := runCache(t, cache, "exec", "--local", "--workspace", empty, "--", "true"); code != 0 {
 		t.Errorf("empty folder: exit %d, stderr %q", code, errOut)
 	}
+}
+
+// unmountAfter unmounts, when the test ends, the volume that skillkit run
+// as root leaves mounted at each --workspace dir.
+func unmountAfter(t *testing.T, dirs ...string) {
+	t.Cleanup(func() {
+		for _, d := range dirs {
+			_ = unix.Unmount(d, unix.MNT_DETACH)
+		}
+	})
 }
 
 func writeTestFile(t *testing.T, p, content string) {
