@@ -13,14 +13,17 @@ import (
 	"github.com/skillkit/skillkit/internal/owner"
 )
 
-// The private /etc is a snapshot the runner makes once, when it is
-// created: generated identity and name-service files, and copies of the
-// host's /etc entries programs need (the dynamic loader's cache, TLS
-// roots, alternatives, Python's and the fonts' configuration, ...). Each
-// call binds it read-only with one mount, which costs far less than
-// assembling /etc per call. Only what any user of the host may read is
-// copied, so the snapshot shows the sandbox nothing its own uid could not
-// read; it does not follow later changes to the host's /etc.
+// The private /etc is a snapshot the runner makes when it first runs a
+// command: generated identity and name-service files, and copies of the
+// small host /etc files programs need (the dynamic loader's cache,
+// localtime, protocols, services, ...), with their modification times.
+// Each call binds it read-only with one mount, and binds the host's /etc
+// directories programs need (TLS roots, alternatives, Python's and the
+// fonts' configuration, ...) read-only onto empty folders in it: copying
+// those trees costs far more than a mount. Only files any user of the host
+// may read are copied, so the snapshot shows the sandbox nothing its own
+// uid could not read; the copied files do not follow later changes to the
+// host's.
 
 // etcPrefix starts a snapshot's directory name in os.TempDir(), followed by
 // the owner process ("<pid>-<starttime>") and a random part, so that a
@@ -35,29 +38,33 @@ var rootEtcEntries = []string{
 	"python3.11", "python3.12", "python3.13", "fonts", "magic", "mailcap", "inputrc", "perl",
 }
 
-// Bounds of a snapshot: per file, in all, and in entries.
+// Bounds of a snapshot's copied files: each, and in all.
 const (
-	maxEtcFile    = 1 << 20
-	maxEtcTotal   = 32 << 20
-	maxEtcEntries = 5000
-	maxEtcDepth   = 6
+	maxEtcFile  = 1 << 20
+	maxEtcTotal = 8 << 20
 )
 
-// newEtcSnapshot makes a snapshot directory holding resolvConf as
-// resolv.conf and returns its path.
-func newEtcSnapshot(resolvConf []byte) (string, error) {
+// etcSnapshot is a snapshot directory and the host /etc directories bound
+// onto it per call.
+type etcSnapshot struct {
+	dir  string
+	dirs []string
+}
+
+// newEtcSnapshot makes a snapshot holding resolvConf as resolv.conf.
+func newEtcSnapshot(resolvConf []byte) (*etcSnapshot, error) {
 	self, err := owner.Self()
 	if err != nil {
-		return "", fmt.Errorf("sandbox: /etc snapshot: %w", err)
+		return nil, fmt.Errorf("sandbox: /etc snapshot: %w", err)
 	}
 	dir, err := os.MkdirTemp("", etcPrefix+self+"-")
 	if err != nil {
-		return "", fmt.Errorf("sandbox: /etc snapshot: %w", err)
+		return nil, fmt.Errorf("sandbox: /etc snapshot: %w", err)
 	}
 	// The sandbox uid (another uid than ours when we are root) reads it.
 	if err := os.Chmod(dir, 0o755); err != nil {
 		os.RemoveAll(dir)
-		return "", fmt.Errorf("sandbox: /etc snapshot: %w", err)
+		return nil, fmt.Errorf("sandbox: /etc snapshot: %w", err)
 	}
 	generated := map[string]string{
 		// The command is uid 0 of its own user namespace; it owns the
@@ -72,38 +79,49 @@ func newEtcSnapshot(resolvConf []byte) (string, error) {
 	for name, content := range generated {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o444); err != nil {
 			os.RemoveAll(dir)
-			return "", fmt.Errorf("sandbox: /etc snapshot: %w", err)
+			return nil, fmt.Errorf("sandbox: /etc snapshot: %w", err)
 		}
 	}
+	snap := &etcSnapshot{dir: dir}
 	c := &etcCopy{}
 	for _, name := range rootEtcEntries {
-		if err := c.copy(filepath.Join("/etc", name), filepath.Join(dir, name), 0); err != nil {
+		src, dst := filepath.Join("/etc", name), filepath.Join(dir, name)
+		if fi, err := os.Stat(src); err == nil && fi.IsDir() {
+			// A folder (or a link to one) is bound per call onto an
+			// empty folder of the same name, if others may enter it.
+			if fi.Mode().Perm()&0o005 != 0o005 {
+				continue
+			}
+			if err := os.Mkdir(dst, 0o755); err != nil {
+				os.RemoveAll(dir)
+				return nil, fmt.Errorf("sandbox: /etc snapshot: %w", err)
+			}
+			snap.dirs = append(snap.dirs, name)
+			continue
+		}
+		if err := c.copy(src, dst); err != nil {
 			os.RemoveAll(dir)
-			return "", fmt.Errorf("sandbox: /etc snapshot of /etc/%s: %w", name, err)
+			return nil, fmt.Errorf("sandbox: /etc snapshot of %s: %w", src, err)
 		}
 	}
-	return dir, nil
+	return snap, nil
 }
 
-// etcCopy copies host /etc entries within the snapshot's bounds.
+// etcCopy copies host /etc files within the snapshot's bounds.
 type etcCopy struct {
-	bytes   int64
-	entries int
+	bytes int64
 }
 
 // copy copies src to dst: a symbolic link as a link (its target resolves
-// inside the sandbox), a world-readable regular file, or a world-readable
-// and searchable directory, recursively. Anything else is skipped.
-func (c *etcCopy) copy(src, dst string, depth int) error {
+// inside the sandbox) or a world-readable regular file with its
+// modification time. Anything else is skipped.
+func (c *etcCopy) copy(src, dst string) error {
 	fi, err := os.Lstat(src)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
-	}
-	if c.entries++; c.entries > maxEtcEntries || depth > maxEtcDepth {
-		return nil // bounded: the rest is left out
 	}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
@@ -121,23 +139,10 @@ func (c *etcCopy) copy(src, dst string, depth int) error {
 			return err
 		}
 		c.bytes += int64(len(b))
-		return os.WriteFile(dst, b, 0o444)
-	case fi.IsDir():
-		if fi.Mode().Perm()&0o005 != 0o005 {
-			return nil
-		}
-		if err := os.Mkdir(dst, 0o755); err != nil {
+		if err := os.WriteFile(dst, b, 0o444); err != nil {
 			return err
 		}
-		entries, err := os.ReadDir(src)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if err := c.copy(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()), depth+1); err != nil {
-				return err
-			}
-		}
+		return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
 	}
 	return nil
 }

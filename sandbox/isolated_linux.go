@@ -41,7 +41,7 @@ type isolated struct {
 	// with network (the latter has the host's resolv.conf), made when
 	// first needed.
 	etcOnce, etcNetOnce sync.Once
-	etc, etcNet         string
+	etc, etcNet         *etcSnapshot
 	etcErr, etcNetErr   error
 	// netns is an empty network namespace made once and shared by every
 	// command that has no network (nil: each call makes its own). Making
@@ -52,7 +52,8 @@ type isolated struct {
 	netns *os.File
 }
 
-// NewIsolated returns the confining Runner. It probes the host once and
+// NewIsolated returns the confining Runner; it also implements io.Closer
+// (see Close). It probes the host once and
 // returns *FeatureError naming the first missing feature. With
 // opts.AllowDowngrade, a missing Landlock, seccomp or cgroup layer is
 // skipped with a warning instead; user namespaces are always required,
@@ -147,7 +148,7 @@ func NewIsolated(opts *IsolatedOptions) (Runner, error) {
 
 // etcSnapshot returns the /etc snapshot for commands with or without
 // network, making it the first time.
-func (r *isolated) etcSnapshot(network bool) (string, error) {
+func (r *isolated) etcSnapshot(network bool) (*etcSnapshot, error) {
 	if network {
 		r.etcNetOnce.Do(func() {
 			var resolv []byte
@@ -160,6 +161,24 @@ func (r *isolated) etcSnapshot(network bool) (string, error) {
 	}
 	r.etcOnce.Do(func() { r.etc, r.etcErr = newEtcSnapshot(nil) })
 	return r.etc, r.etcErr
+}
+
+// Close removes the runner's /etc snapshots; the runner must not be used
+// afterwards. A runner that is never closed leaves them in the temporary
+// directory, where the next runner created by this user removes them once
+// this process has ended. Nothing else outlives a Run: it returns after
+// the helper, and with it every process of the command, has exited and
+// the call's cgroups are removed.
+func (r *isolated) Close() error {
+	var errs []error
+	for _, d := range []*etcSnapshot{r.etc, r.etcNet} {
+		if d != nil {
+			if err := os.RemoveAll(d.dir); err != nil {
+				errs = append(errs, fmt.Errorf("sandbox: remove /etc snapshot: %w", err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // MaxTimeout implements TimeoutCeiling.
@@ -279,21 +298,29 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 		ReadOnly:   p.readOnly,
 		MountsSent: r.root,
 	}
-	if cfg.Etc, err = r.etcSnapshot(p.network); err != nil {
+	etc, err := r.etcSnapshot(p.network)
+	if err != nil {
 		return nil, err
 	}
+	cfg.Etc, cfg.EtcDirs = etc.dir, etc.dirs
 	cfgBytes, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: encode helper config: %w", err)
 	}
 
+	// A v2 cgroup must exist before the helper is born in it; v1 ones are
+	// made while the helper starts up, off the critical path.
 	var cg *callCgroups
-	if r.cgroups != nil {
+	if r.cgroups != nil && r.cgroups.v2 != "" {
 		if cg, err = r.cgroups.newCall(p.limits); err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
-		defer func() { _ = cg.remove() }()
 	}
+	defer func() {
+		if cg != nil {
+			_ = cg.remove()
+		}
+	}()
 
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -333,9 +360,27 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 		ExtraFiles:  []*os.File{cfgR, stW}, // fd 3 and fd 4 in the helper
 	}
 	var st helperStatus
+	statusRead := make(chan error, 1)
 	h := hooks{
 		afterStart: func(pid int) error {
 			closeAll(cfgR, stW)
+			// The status arrives when the helper is done (or gone).
+			go func() {
+				b, err := io.ReadAll(io.LimitReader(stR, 1<<16))
+				if err == nil && len(b) > 0 {
+					err = json.Unmarshal(b, &st)
+					if err != nil {
+						err = fmt.Errorf("sandbox: decode helper status %q: %w", b, err)
+					}
+				}
+				statusRead <- err
+			}()
+			if r.cgroups != nil && cg == nil {
+				var err error
+				if cg, err = r.cgroups.newCall(p.limits); err != nil {
+					return fmt.Errorf("sandbox: %w", err)
+				}
+			}
 			if cg != nil {
 				if err := cg.join(pid); err != nil {
 					return fmt.Errorf("sandbox: %w", err)
@@ -366,17 +411,13 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 			if cg != nil {
 				res.OOMKilled = cg.oomKilled()
 			}
-			b, err := io.ReadAll(io.LimitReader(stR, 1<<16))
-			if err != nil {
+			if err := <-statusRead; err != nil {
 				return fmt.Errorf("sandbox: read helper status: %w", err)
 			}
-			if len(b) == 0 {
+			if st == (helperStatus{}) {
 				// The helper was killed (deadline, memory bound)
 				// before reporting; its wait status stands.
 				return nil
-			}
-			if err := json.Unmarshal(b, &st); err != nil {
-				return fmt.Errorf("sandbox: decode helper status %q: %w", b, err)
 			}
 			res.DiskLimit = st.DiskFull
 			if st.Err != "" {

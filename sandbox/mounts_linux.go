@@ -48,8 +48,9 @@ type mountPlan struct {
 	readOnly      []int
 	readOnlyPaths []string
 	// etc is a detached read-only mount of the runner's /etc snapshot
-	// (see etc_linux.go).
+	// (see etc_linux.go); etcDirs the host /etc folders bound onto it.
 	etc        int
+	etcDirs    []string
 	diskBytes  int64
 	diskInodes int64
 	// newRoot is where the new root is assembled before pivot_root.
@@ -86,6 +87,11 @@ func buildRoot(p mountPlan) error {
 	}
 	if err := attach(p.etc, at("etc"), true, 0); err != nil {
 		return fmt.Errorf("mount /etc: %w", err)
+	}
+	for _, d := range p.etcDirs {
+		if err := bindReadOnly(filepath.Join("/etc", d), at("etc/"+d), true); err != nil {
+			return err
+		}
 	}
 	if err := buildDev(at("dev"), p.diskBytes, p.diskInodes); err != nil {
 		return err

@@ -147,6 +147,9 @@ func runExec(ctx context.Context, env *Env, f execFlags, roots, argv []string) e
 	if err != nil {
 		return err
 	}
+	if c, ok := runner.(io.Closer); ok {
+		defer c.Close() // the isolated runner's /etc snapshot
+	}
 	ex, err := tools.NewExecutor(runner, &tools.ExecOptions{
 		MaxTimeout: f.timeout,
 		Network:    f.network,
