@@ -627,3 +627,25 @@ func TestToolEnvKeys(t *testing.T) {
 		}
 	}
 }
+
+// Spec.ReadOnly may not cover the parts of the private root the runner
+// makes itself.
+func TestConfineReadOnlyReserved(t *testing.T) {
+	r := newTestRunner(t, modeIsolated, 300*time.Millisecond)
+	ws := testWorkspace(t)
+	for _, p := range []string{"/", "/tmp", WorkspaceDir, WorkspaceDir + "/x", "/proc", "/proc/1", "/dev", "/dev/shm", "/etc", "/etc/ssl"} {
+		_, err := r.Run(context.Background(), Spec{Args: []string{"/bin/true"}, Workspace: ws, ReadOnly: []string{p}})
+		if !errors.Is(err, ErrInvalidSpec) || !strings.Contains(err.Error(), "Spec.ReadOnly[0]") {
+			t.Errorf("ReadOnly %q: err = %v, want ErrInvalidSpec naming Spec.ReadOnly[0]", p, err)
+		}
+	}
+	// Below /tmp is fine: mounted over the private one.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "doc"), []byte("ro"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, r, "cat "+dir+"/doc", Spec{Workspace: ws, ReadOnly: []string{dir}})
+	if string(res.Stdout) != "ro" {
+		t.Errorf("a read-only path under /tmp: %q %q", res.Stdout, res.Stderr)
+	}
+}

@@ -70,7 +70,7 @@ func TestOptionsValidation(t *testing.T) {
 	}
 }
 
-func TestIsolatedMissingPidsCgroup(t *testing.T) {
+func TestIsolatedMissingCgroups(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("the pids cgroup is only required when running as root")
 	}

@@ -67,6 +67,11 @@ func rerunUnprivileged() int {
 	if err := copyFile(os.Args[0], bin, 0o755); err != nil {
 		return fail("copy test binary: %v", err)
 	}
+	// The package folder may lie under a folder the uid cannot enter
+	// (a clone in /root): run from a copy of testdata.
+	if err := copyTree("testdata", filepath.Join(work, "testdata")); err != nil {
+		return fail("copy testdata: %v", err)
+	}
 	home := filepath.Join(work, "home")
 	if err := mkdirOwned(home); err != nil {
 		return fail("%v", err)
@@ -98,6 +103,7 @@ func rerunUnprivileged() int {
 	env = append(env, envBoundedDir+"="+bounded)
 
 	cmd := exec.Command(bin, passArgs(os.Args[1:])...)
+	cmd.Dir = work
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: unprivUID, Gid: unprivGID, Groups: []uint32{}}}
@@ -146,6 +152,24 @@ func chownTree(dir string) error {
 			return err
 		}
 		return os.Chown(p, unprivUID, unprivGID)
+	})
+}
+
+// copyTree copies the folder src to dst, world-readable.
+func copyTree(src, dst string) error {
+	return filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if fi.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !fi.Mode().IsRegular() {
+			return nil
+		}
+		return copyFile(p, target, 0o644)
 	})
 }
 
