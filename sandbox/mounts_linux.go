@@ -25,12 +25,13 @@ var rootSystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64
 
 // Kernel-wide /proc files that any user may read and that reveal the
 // host (keys of every user, timers and scheduler state of every process,
-// the kernel command line): masked with an empty file. Directories of
-// hardware state: masked with an empty read-only tmpfs. /proc/sys is made
-// read-only. The files only the host's root may read (kcore, kmsg,
-// slabinfo, ...) stay unreadable: the command's uid 0 is not the host's.
+// the kernel command line) and kcore: masked with an empty file.
+// Directories of hardware state: masked with an empty read-only tmpfs.
+// /proc/sys is made read-only. The other files only the host's root may
+// read (kmsg, slabinfo, ...) stay unreadable: the command's uid 0 is not the
+// host's.
 var (
-	procMaskedFiles  = []string{"keys", "key-users", "timer_list", "sched_debug", "latency_stats", "cmdline"}
+	procMaskedFiles  = []string{"keys", "key-users", "timer_list", "sched_debug", "latency_stats", "cmdline", "kcore"}
 	procMaskedDirs   = []string{"acpi", "scsi", "asound"}
 	procReadOnlyDirs = []string{"sys"}
 )

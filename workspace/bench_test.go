@@ -7,9 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/skillkit/skillkit/sandbox"
 )
 
 // Benchmark skill: 60 files, 1 MiB in total, in a few directories.
@@ -151,5 +154,30 @@ func BenchmarkStageUnchangedNoMTime(b *testing.B) {
 		if err != nil || res.Copied {
 			b.Fatal(res, err)
 		}
+	}
+}
+
+// BenchmarkOpenVolume measures Open of a new workspace with its bounded
+// volume (root only): an ext4 image made and mounted, or a tmpfs.
+func BenchmarkOpenVolume(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("volumes need root")
+	}
+	for _, inMemory := range []bool{false, true} {
+		name := "ext4"
+		if inMemory {
+			name = "tmpfs"
+		}
+		b.Run(name, func(b *testing.B) {
+			m := newTestManager(b, &Options{InMemoryVolumes: inMemory, DiskBytes: sandbox.DefaultDiskBytes})
+			ctx := context.Background()
+			i := 0
+			for b.Loop() {
+				i++
+				if _, err := m.Open(ctx, "w"+strconv.Itoa(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
