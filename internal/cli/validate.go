@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -27,7 +28,7 @@ func newValidate(env *Env) *cobra.Command {
 			for _, arg := range args {
 				for _, t := range validationTargets(arg) {
 					if len(t.errs) == 0 {
-						t.errs = skill.Validate(os.DirFS(t.dir), dirNameOf(t.dir))
+						t.errs = validateDir(t.dir)
 					}
 					if len(t.errs) == 0 {
 						fmt.Fprintf(env.Stdout, "Valid skill: %s\n", t.dir)
@@ -47,6 +48,63 @@ func newValidate(env *Env) *cobra.Command {
 		},
 	}
 }
+
+// validateDir validates the skill folder dir. Its files are read through
+// the file system of source.Dir, which opens beneath the folder without
+// following symbolic links and with O_NONBLOCK, so that a link or a FIFO
+// swapped in cannot redirect or hang the read. Links in the folder's own
+// path are followed, so a linked skill folder validates as before; a
+// SKILL.md that is itself a link is read where it leads when that is
+// inside the folder, as discovery reads it (see skillFileFS).
+func validateDir(dir string) []string {
+	src, err := source.Dir(dir, "", 0)
+	if err != nil {
+		// Gone or replaced since it was found: Validate words the error
+		// (a folder that no longer exists lacks its SKILL.md).
+		return skill.Validate(errFS{err}, dirNameOf(dir))
+	}
+	return skill.Validate(skillFileFS{src.FS}, dirNameOf(dir))
+}
+
+// skillFileFS reads the files of a skill folder's no-follow file system;
+// a file that is a symbolic link is resolved once, inside the folder
+// (skill.Resolve), and the link-free path it leads to is read.
+type skillFileFS struct{ fsys fs.FS }
+
+func (s skillFileFS) Open(name string) (fs.File, error) {
+	p, err := s.resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	return s.fsys.Open(p)
+}
+
+func (s skillFileFS) ReadFile(name string) ([]byte, error) {
+	p, err := s.resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	return fs.ReadFile(s.fsys, p)
+}
+
+// resolve returns the link-free path of name: name itself unless it is a
+// symbolic link (an Lstat that fails leaves the open to report it).
+func (s skillFileFS) resolve(name string) (string, error) {
+	info, err := fs.Lstat(s.fsys, name)
+	if err != nil || info.Mode()&fs.ModeSymlink == 0 {
+		return name, nil
+	}
+	p, err := skill.Resolve(s.fsys, ".", name)
+	if errors.Is(err, skill.ErrEscape) {
+		return "", fmt.Errorf("%w; skillkit reads a linked %s only inside its skill folder (discovery skips this skill): put the file itself in the folder", err, name)
+	}
+	return p, err
+}
+
+// errFS is a file system whose every open fails with err.
+type errFS struct{ err error }
+
+func (e errFS) Open(string) (fs.File, error) { return nil, e.err }
 
 type target struct {
 	dir  string
