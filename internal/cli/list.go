@@ -1,14 +1,15 @@
 package cli
 
 import (
+	"context"
 	"fmt"
-	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/skill"
+	"github.com/skillkit/skillkit/source"
 )
 
 // listItem is one object of `skillkit list --json`.
@@ -53,9 +54,9 @@ func newList(env *Env) *cobra.Command {
 						UserInvocable: sh.Skill.UserInvocable, ShadowedBy: sh.By.Path}
 					if it.Path != "" {
 						// The registry serves only winners; count the loser's
-						// files straight from its folder.
-						m, _, err := skill.ReadManifest(ctx, os.DirFS(it.Path), ".", skill.ManifestOptions{Label: it.Path})
-						if err != nil {
+						// files straight from its folder, read as the
+						// registry reads it: without following links.
+						if m, err := shadowedManifest(ctx, it.Path); err != nil {
 							it.Error = err.Error()
 						} else {
 							it.Files, it.Bytes, it.Docs = len(m.Files), m.Bytes, len(m.Docs())
@@ -94,6 +95,19 @@ func newList(env *Env) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
 	cmd.Flags().BoolVar(&all, "all", false, "also list shadowed skills")
 	return cmd
+}
+
+// shadowedManifest lists the skill folder dir through the file system of
+// source.Dir, which opens beneath the folder without following symbolic
+// links and with O_NONBLOCK (links inside the skill are resolved once by
+// ReadManifest; the folder's own path may be a link, as discovery allows).
+func shadowedManifest(ctx context.Context, dir string) (*skill.Manifest, error) {
+	src, err := source.Dir(dir, dir, 0)
+	if err != nil {
+		return nil, err
+	}
+	m, _, err := skill.ReadManifest(ctx, src.FS, ".", skill.ManifestOptions{Label: dir})
+	return m, err
 }
 
 func describe(cmd *cobra.Command, snap *registry.Snapshot, s skill.Summary, shadowedBy string) listItem {
