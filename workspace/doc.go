@@ -43,7 +43,8 @@
 //	ws, err := m.Open(ctx, sessionID)
 //	unlock, err := ws.Lock(ctx) // one command at a time per workspace
 //	defer unlock()
-//	_, err = ws.Stage(ctx, "pdf", os.DirFS("/skills/pdf"))
+//	pdf, err := snap.FS("pdf") // a registry.Snapshot's skill; for one folder, source.Dir("/skills/pdf", "", 0) and its FS
+//	_, err = ws.Stage(ctx, "pdf", pdf)
 //	run, err := ws.NewRun(ctx, "pdf")
 //	// ... run the command with run.Environ() in run.SkillDir ...
 //	out, err := ws.Collect(ctx, []string{"out/**"}, nil)
@@ -59,4 +60,11 @@
 // lead the host's reads or writes out of the directory they belong to; a
 // file or link a command leaves in place of a layout directory is replaced
 // by the directory when the workspace is opened or locked.
+//
+// Host files are opened without following symbolic links: by CopyInput
+// always, and by Stage when src is a skill's file system from a registry
+// snapshot or source.Dir, as in the quickstart, which opens beneath the
+// skill folder without following links and without blocking on a FIFO.
+// Stage checks every file it opens against its listing whatever src is,
+// but os.DirFS follows links and can block in Open.
 package workspace
