@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -95,6 +94,11 @@ func init() {
 
 // helperMain is stage 1. It returns the helper's exit code.
 func helperMain() int {
+	// The command may signal PID 1. Signals the Go runtime would die or
+	// dump its stacks on are dropped (a signal a process sends is never
+	// taken for a fault of the helper's own); termination requests are
+	// forwarded once the command runs.
+	signal.Ignore(ignoredSignals...)
 	sigs := make(chan os.Signal, 4)
 	for _, fd := range []int{3, 4} {
 		unix.CloseOnExec(fd)
@@ -114,6 +118,12 @@ func helperMain() int {
 	cfg, fds, err := readHelperConfig(3)
 	if err != nil {
 		return report(helperStatus{Stage: "config", Err: err.Error()})
+	}
+	// The host has placed this process in the call's cgroups: a cgroup
+	// namespace rooted there shows the command its cgroup as "/" and no
+	// host cgroup name.
+	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+		return report(helperStatus{Stage: "namespaces", Err: "cgroup namespace: " + err.Error()})
 	}
 	plan := mountPlan{
 		readOnlyPaths: cfg.ReadOnly,
@@ -147,6 +157,11 @@ func helperMain() int {
 			plan.readOnly = append(plan.readOnly, fd)
 		}
 	}
+	// After the clones above (each is an anonymous mount namespace),
+	// before /proc/sys turns read-only.
+	if err := limitNamespace(); err != nil {
+		return report(helperStatus{Stage: "namespaces", Err: err.Error()})
+	}
 	if err := buildRoot(plan); err != nil {
 		return report(helperStatus{Stage: "mount", Err: err.Error()})
 	}
@@ -163,6 +178,9 @@ func helperMain() int {
 		}
 		return report(helperStatus{Stage: "exec", Err: err.Error()})
 	}
+	// Tell the host the command runs: from now on a deadline asks it to
+	// stop (SIGTERM) before killing it; before, there was nothing to ask.
+	_, _ = unix.Write(3, []byte{1})
 	// Asked for only now, while the command starts on the other CPU:
 	// setting up os/signal costs ~0.4 ms. A termination request before
 	// this point ends the helper (and so the namespace) at once, which the
@@ -207,6 +225,50 @@ func helperMain() int {
 	}
 }
 
+// ignoredSignals are the signals the helper drops: all but SIGKILL and
+// SIGSTOP (which a namespace's init never gets from inside), SIGCHLD (it
+// reaps), SIGURG (the Go runtime's preemption) and the termination
+// requests it forwards.
+var ignoredSignals = []os.Signal{
+	syscall.SIGQUIT, syscall.SIGABRT, syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGILL,
+	syscall.SIGTRAP, syscall.SIGSYS, syscall.SIGFPE, syscall.SIGUSR1, syscall.SIGUSR2,
+	syscall.SIGALRM, syscall.SIGVTALRM, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGPIPE,
+	syscall.SIGPWR, syscall.SIGSTKFLT, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGTSTP,
+	syscall.SIGWINCH, syscall.SIGIO, syscall.SIGPROF, syscall.SIGCONT,
+}
+
+// namespaceLimits are the per-user-namespace counts the sandbox's own
+// namespace is held to (/proc/sys/user). The kernel charges what a user
+// namespace uses to the user that made it as well — the runner's uid, root
+// for a root runner — so without these a command could take all of root's
+// inotify instances for the length of a call. Zero for every kind of
+// namespace makes nested namespaces impossible, seccomp or not.
+var namespaceLimits = map[string]string{
+	"max_inotify_instances": "32",
+	"max_inotify_watches":   "8192",
+	"max_fanotify_groups":   "0",
+	"max_fanotify_marks":    "0",
+	"max_user_namespaces":   "0",
+	"max_pid_namespaces":    "0",
+	"max_net_namespaces":    "0",
+	"max_mnt_namespaces":    "0",
+	"max_ipc_namespaces":    "0",
+	"max_uts_namespaces":    "0",
+	"max_cgroup_namespaces": "0",
+	"max_time_namespaces":   "0",
+}
+
+// limitNamespace writes namespaceLimits for this user namespace.
+func limitNamespace() error {
+	for name, v := range namespaceLimits {
+		p := "/proc/sys/user/" + name
+		if err := os.WriteFile(p, []byte(v), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("limit %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
 // readHelperConfig reads the host's config and the mounts sent with it.
 func readHelperConfig(fd int) (*helperConfig, []int, error) {
 	one := make([]byte, 1)
@@ -229,11 +291,25 @@ func readHelperConfig(fd int) (*helperConfig, []int, error) {
 			fds = append(fds, got...)
 		}
 	}
-	f := os.NewFile(uintptr(fd), "config")
-	b, err := io.ReadAll(f)
-	f.Close()
-	if err != nil {
-		return nil, nil, fmt.Errorf("read config: %w", err)
+	// Read to the end of what the host sends; the socket stays open for
+	// the "command started" byte.
+	var b []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("read config: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+		b = append(b, buf[:n]...)
+		if len(b) > maxHelperConfig {
+			return nil, nil, fmt.Errorf("read config: more than %d bytes", maxHelperConfig)
+		}
 	}
 	var cfg helperConfig
 	if err := json.Unmarshal(b, &cfg); err != nil {
@@ -241,6 +317,10 @@ func readHelperConfig(fd int) (*helperConfig, []int, error) {
 	}
 	return &cfg, fds, nil
 }
+
+// maxHelperConfig bounds the config the helper reads (arguments and
+// environment included).
+const maxHelperConfig = 16 << 20
 
 // nearlyFull reports whether the filesystem at path has under 1 MiB or no
 // inode left.
@@ -423,6 +503,12 @@ func setRlimits(pid int, l Limits) error {
 		set("RLIMIT_NOFILE", unix.RLIMIT_NOFILE, u(l.OpenFiles), u(l.OpenFiles)),
 		set("RLIMIT_NPROC", unix.RLIMIT_NPROC, u(l.Processes+helperTaskSlack), u(l.Processes+helperTaskSlack)),
 		set("RLIMIT_CORE", unix.RLIMIT_CORE, 0, 0),
+		// Queued signals, POSIX message queues and locked memory are
+		// charged up the user namespaces to the runner's uid: keep
+		// each call to a small share.
+		set("RLIMIT_SIGPENDING", unix.RLIMIT_SIGPENDING, 1024, 1024),
+		set("RLIMIT_MSGQUEUE", unix.RLIMIT_MSGQUEUE, 256<<10, 256<<10),
+		set("RLIMIT_MEMLOCK", unix.RLIMIT_MEMLOCK, 8<<20, 8<<20),
 	)
 }
 

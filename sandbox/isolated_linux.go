@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -43,13 +44,47 @@ type isolated struct {
 	etcOnce, etcNetOnce sync.Once
 	etc, etcNet         *etcSnapshot
 	etcErr, etcNetErr   error
-	// netns is an empty network namespace made once and shared by every
-	// command that has no network (nil: each call makes its own). Making
-	// a network namespace is the most expensive part of starting the
-	// sandbox (≈1.7 ms here); an empty one has nothing to share: its
-	// loopback is down and only the init user namespace could raise it,
-	// and Landlock's abstract-socket scope keeps commands apart.
-	netns *os.File
+	// netns holds empty network namespaces for commands without network
+	// (nil: each call makes its own, inside its user namespace). Making one
+	// is the most expensive step of starting the sandbox, so a root runner
+	// makes them outside the call and reuses each, one call at a time: when
+	// a call ends all its processes, and so all its sockets, are gone,
+	// which leaves the namespace empty again. Its loopback is down and
+	// only the initial user namespace could raise it.
+	netns *netnsPool
+}
+
+// netnsPool is a free list of empty network namespaces.
+type netnsPool struct {
+	mu   sync.Mutex
+	free []*os.File
+}
+
+// maxIdleNetns bounds the namespaces kept for reuse.
+const maxIdleNetns = 64
+
+// get returns an idle namespace, or a new one.
+func (p *netnsPool) get() (*os.File, error) {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		f := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return f, nil
+	}
+	p.mu.Unlock()
+	return newEmptyNetns()
+}
+
+// put gives a namespace whose processes are all gone back for reuse.
+func (p *netnsPool) put(f *os.File) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) >= maxIdleNetns {
+		f.Close()
+		return
+	}
+	p.free = append(p.free, f)
 }
 
 // NewIsolated returns the confining Runner; it also implements io.Closer
@@ -135,12 +170,12 @@ func NewIsolated(opts *IsolatedOptions) (Runner, error) {
 	}
 	if r.root {
 		// Only a process with CAP_SYS_ADMIN can make and enter a network
-		// namespace owned by the initial user namespace; others keep
-		// making one per call.
+		// namespace owned by the initial user namespace; others make one
+		// per call.
 		if f, err := newEmptyNetns(); err == nil {
-			r.netns = f
+			r.netns = &netnsPool{free: []*os.File{f}}
 		} else {
-			logger.Debug("sandbox: shared network namespace unavailable; one per call", slog.String("cause", err.Error()))
+			logger.Debug("sandbox: network namespaces made per call", slog.String("cause", err.Error()))
 		}
 	}
 	return r, nil
@@ -337,7 +372,7 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 	sys := &syscall.SysProcAttr{
 		Pdeathsig: syscall.SIGKILL,
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS |
-			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
+			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: r.uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: r.gid, Size: 1}},
 		// A root runner may clear the supplementary groups (setgroups
@@ -345,7 +380,16 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 		GidMappingsEnableSetgroups: r.root,
 		Credential:                 &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: !r.root},
 	}
-	if !p.network && r.netns == nil {
+	var netns *os.File
+	if !p.network && r.netns != nil {
+		if netns, err = r.netns.get(); err != nil {
+			return nil, fmt.Errorf("sandbox: network namespace: %w", err)
+		}
+		// Back once the call is over: the helper, PID 1, has exited
+		// and with it every process of the command.
+		defer r.netns.put(netns)
+	}
+	if !p.network && netns == nil {
 		sys.Cloneflags |= syscall.CLONE_NEWNET
 	}
 	if cg != nil && cg.v2fd >= 0 {
@@ -361,6 +405,8 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 	var st helperStatus
 	statusRead := make(chan error, 1)
+	var commandRuns atomic.Bool
+	gotStatus := false
 	h := hooks{
 		afterStart: func(pid int) error {
 			closeAll(cfgR, stW)
@@ -368,6 +414,7 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 			go func() {
 				b, err := io.ReadAll(io.LimitReader(stR, 1<<16))
 				if err == nil && len(b) > 0 {
+					gotStatus = true
 					err = json.Unmarshal(b, &st)
 					if err != nil {
 						err = fmt.Errorf("sandbox: decode helper status %q: %w", b, err)
@@ -405,8 +452,19 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 			if _, err := cfgW.Write(cfgBytes); err != nil {
 				return fmt.Errorf("sandbox: send helper config: %w", err)
 			}
-			return cfgW.Close()
+			if err := unix.Shutdown(int(cfgW.Fd()), unix.SHUT_WR); err != nil {
+				return fmt.Errorf("sandbox: send helper config: %w", err)
+			}
+			// The helper answers one byte once the command runs.
+			go func() {
+				b := make([]byte, 1)
+				if n, _ := cfgW.Read(b); n == 1 {
+					commandRuns.Store(true)
+				}
+			}()
+			return nil
 		},
+		notStarted: func() bool { return !commandRuns.Load() },
 		afterWait: func(res *Result) error {
 			if cg != nil {
 				res.OOMKilled = cg.oomKilled()
@@ -414,10 +472,13 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 			if err := <-statusRead; err != nil {
 				return fmt.Errorf("sandbox: read helper status: %w", err)
 			}
-			if st == (helperStatus{}) {
-				// The helper was killed (deadline, memory bound)
-				// before reporting; its wait status stands.
-				return nil
+			if !gotStatus {
+				// The helper was killed before reporting: by the
+				// deadline or the memory bound, whose result says so.
+				if res.TimedOut || res.OOMKilled {
+					return nil
+				}
+				return fmt.Errorf("sandbox: the helper ended (exit status %d) without reporting how the command ended", res.ExitCode)
 			}
 			res.DiskLimit = st.DiskFull
 			if st.Err != "" {
@@ -430,8 +491,8 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 			return nil
 		},
 	}
-	if !p.network && r.netns != nil {
-		h.start = func(cmd *exec.Cmd) error { return startInNetns(cmd, r.netns) }
+	if netns != nil {
+		h.start = func(cmd *exec.Cmd) error { return startInNetns(cmd, netns) }
 	}
 	res, err := execute(ctx, p, cmd, r.grace, h)
 	if err != nil && res == nil {
@@ -449,9 +510,10 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 
 // hostMounts makes, as root, the detached mounts the helper attaches: the
 // workspace idmapped so that the command (the sandbox uid) owns what the
-// host owns there and its own files are stored as the host's, and each
-// read-only path idmapped the same way when its filesystem allows it. The
-// helper's own user namespace (pid) provides the mapping.
+// host owns there and its own files are stored as the host's (the
+// helper's own user namespace, pid, provides the mapping), and each
+// read-only path cloned as it is, so that only what others may read or
+// connect to there is open to the command.
 func hostMounts(pid int, p *prepared) ([]int, error) {
 	userns, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/user", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -465,7 +527,7 @@ func hostMounts(pid int, p *prepared) ([]int, error) {
 		}
 		return nil, err
 	}
-	ws, err := idmapped(p.workspace, userns, false)
+	ws, err := idmapped(p.workspace, userns)
 	if err != nil {
 		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
 			return fail(&FeatureError{Feature: FeatureIDMap, Err: fmt.Errorf("the workspace %s: %w", p.workspace, err)})
@@ -474,13 +536,9 @@ func hostMounts(pid int, p *prepared) ([]int, error) {
 	}
 	fds = append(fds, ws)
 	for i, ro := range p.readOnly {
-		fd, err := idmapped(ro, userns, true)
+		fd, err := cloneTree(ro, true)
 		if err != nil {
-			// A filesystem without idmap support is still readable
-			// through its "other" permissions.
-			if fd, err = cloneTree(ro, true); err != nil {
-				return fail(fmt.Errorf("%w: Spec.ReadOnly[%d] %s: %w", ErrInvalidSpec, i, ro, err))
-			}
+			return fail(fmt.Errorf("%w: Spec.ReadOnly[%d] %s: %w", ErrInvalidSpec, i, ro, err))
 		}
 		fds = append(fds, fd)
 	}
@@ -488,22 +546,13 @@ func hostMounts(pid int, p *prepared) ([]int, error) {
 }
 
 // idmapped returns a detached, idmapped clone of the mount at path.
-func idmapped(path string, userns int, readOnly bool) (int, error) {
-	flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
-	setFlags := uint(unix.AT_EMPTY_PATH)
-	if readOnly {
-		flags |= unix.AT_RECURSIVE
-		setFlags |= unix.AT_RECURSIVE
-	}
-	fd, err := unix.OpenTree(unix.AT_FDCWD, path, flags)
+func idmapped(path string, userns int) (int, error) {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 	if err != nil {
 		return -1, err
 	}
 	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV, Userns_fd: uint64(userns)}
-	if readOnly {
-		attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
-	}
-	if err := unix.MountSetattr(fd, "", setFlags, &attr); err != nil {
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}

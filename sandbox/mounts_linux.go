@@ -25,14 +25,17 @@ var rootSystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64
 
 // Kernel-wide /proc files that any user may read and that reveal the
 // host (keys of every user, timers and scheduler state of every process,
-// the kernel command line) and kcore: masked with an empty file.
+// the kernel command line, other workspaces' block devices and their
+// activity, the locks and interrupts of the host, its boot id) and kcore:
+// masked with an empty file.
 // Directories of hardware state: masked with an empty read-only tmpfs.
 // /proc/sys is made read-only. The other files only the host's root may
 // read (kmsg, slabinfo, ...) stay unreadable: the command's uid 0 is not the
 // host's.
 var (
-	procMaskedFiles  = []string{"keys", "key-users", "timer_list", "sched_debug", "latency_stats", "cmdline", "kcore"}
-	procMaskedDirs   = []string{"acpi", "scsi", "asound"}
+	procMaskedFiles = []string{"keys", "key-users", "timer_list", "sched_debug", "latency_stats", "cmdline", "kcore",
+		"diskstats", "partitions", "swaps", "locks", "interrupts", "config.gz", "sys/kernel/random/boot_id"}
+	procMaskedDirs   = []string{"acpi", "scsi", "asound", "fs"}
 	procReadOnlyDirs = []string{"sys"}
 )
 
@@ -262,6 +265,20 @@ func mountProc(dst, devNull string) error {
 	if err := unix.Mount("proc", dst, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
+	// /proc/sys first: a mask inside it must not take on its nodev.
+	for _, d := range procReadOnlyDirs {
+		p := filepath.Join(dst, d)
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue
+			}
+			return fmt.Errorf("bind /proc/%s: %w", d, err)
+		}
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
+		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, &attr); err != nil {
+			return fmt.Errorf("make /proc/%s read-only: %w", d, err)
+		}
+	}
 	for _, f := range procMaskedFiles {
 		p := filepath.Join(dst, f)
 		if _, err := os.Lstat(p); err != nil {
@@ -278,19 +295,6 @@ func mountProc(dst, devNull string) error {
 		}
 		if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,nr_inodes=2,mode=0555"); err != nil {
 			return fmt.Errorf("mask /proc/%s: %w", d, err)
-		}
-	}
-	for _, d := range procReadOnlyDirs {
-		p := filepath.Join(dst, d)
-		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			if errors.Is(err, unix.ENOENT) {
-				continue
-			}
-			return fmt.Errorf("bind /proc/%s: %w", d, err)
-		}
-		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
-		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, &attr); err != nil {
-			return fmt.Errorf("make /proc/%s read-only: %w", d, err)
 		}
 	}
 	return nil

@@ -29,6 +29,10 @@ type hooks struct {
 	// afterWait runs after the leader was reaped and may refine res; an
 	// error fails the call.
 	afterWait func(res *Result) error
+	// notStarted, when set, reports that the command itself has not
+	// started yet: a deadline then kills at once (nothing to ask to
+	// stop) and the result still reports SIGTERM's 143.
+	notStarted func() bool
 }
 
 // execute starts cmd (whose Path, Args, Env, Dir, SysProcAttr and
@@ -109,6 +113,13 @@ func execute(ctx context.Context, p *prepared, cmd *exec.Cmd, grace time.Duratio
 		case <-runCtx.Done():
 		}
 		timedOut.Store(true)
+		if h.notStarted != nil && h.notStarted() {
+			// A process still setting up may not have its signal
+			// handlers yet (a namespace's init drops what it has no
+			// handler for): end it now.
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			return
+		}
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		t := time.NewTimer(grace)
 		defer t.Stop()

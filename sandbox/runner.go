@@ -213,6 +213,17 @@ var forbiddenToolEnv = map[string]bool{
 	"XDG_DATA_DIRS": true, "SUDO_ASKPASS": true, "SSH_ASKPASS": true,
 	"CURL_HOME": true, "CURL_CA_BUNDLE": true, "REQUESTS_CA_BUNDLE": true,
 	"WGETRC": true, "INPUTRC": true, "ZDOTDIR": true,
+	"GOFLAGS": true, "GOENV": true, "GOTOOLCHAIN": true, "GOROOT": true, "GOPATH": true,
+	"RUSTC": true, "RUSTC_WRAPPER": true, "RUSTFLAGS": true, "RUSTDOCFLAGS": true,
+	"MAKEFILES": true, "MAKEFLAGS": true, "MFLAGS": true, "CONFIG_SITE": true,
+	"VIMINIT": true, "EXINIT": true, "MYVIMRC": true, "GVIMINIT": true,
+	"IPYTHONDIR": true, "JUPYTER_CONFIG_DIR": true, "MPLCONFIGDIR": true,
+	"AWS_CONFIG_FILE": true, "AWS_SHARED_CREDENTIALS_FILE": true, "KUBECONFIG": true,
+	"DOCKER_CONFIG": true, "DOCKER_HOST": true, "GNUPGHOME": true, "SSH_AUTH_SOCK": true,
+	"GTK_MODULES": true, "GTK_PATH": true, "GIO_EXTRA_MODULES": true, "QT_PLUGIN_PATH": true,
+	"GST_PLUGIN_PATH": true, "MAGIC": true, "LOCALDOMAIN": true, "RES_OPTIONS": true,
+	"HISTFILE": true, "NO_PROXY": true, "VIRTUAL_ENV": true, "CC": true, "CXX": true,
+	"LESSKEY": true, "SYSTEMD_PAGER": true, "GIT_PAGER": true,
 }
 
 // forbiddenToolEnvPrefixes lists key prefixes tool arguments may not set:
@@ -220,17 +231,26 @@ var forbiddenToolEnv = map[string]bool{
 // whose variables run code or redirect configuration.
 var forbiddenToolEnvPrefixes = []string{
 	"LD_", "DYLD_", "GLIBC_", "MALLOC_", "BASH", "ZSH", "KSH",
-	"PYTHON", "PERL", "RUBY", "GEM_", "BUNDLE_", "NODE_", "NPM_CONFIG_",
+	"PYTHON", "PERL", "RUBY", "GEM_", "BUNDLE_", "NODE_", "NPM_", "YARN_",
+	"PIP_", "CONDA_", "CARGO_", "DOTNET_", "COMPLUS_", "CORECLR_",
 	"GIT_", "JAVA_", "_JAVA_", "JDK_", "LUA_", "TCL", "R_", "OPENSSL_",
 	"SSL_", "GNUTLS_", "NSS_", "GCONV_", "SKILLKIT_",
 }
+
+// forbiddenToolEnvSuffixes lists key suffixes tool arguments may not set
+// (proxies, which redirect every download).
+var forbiddenToolEnvSuffixes = []string{"_PROXY"}
 
 // CheckToolEnvKey returns an error naming key when tool arguments may not
 // set it: it must match [A-Za-z_][A-Za-z0-9_]* and must not be one of the
 // variables that change how programs are found, loaded or configured
 // (checked case-insensitively: exact names such as PATH, HOME, TMPDIR,
-// CLASSPATH, and prefixes such as LD_, BASH, PYTHON, PERL, RUBY, NODE_,
-// GIT_, JAVA_, OPENSSL_). The error wraps ErrForbiddenEnv.
+// CLASSPATH, GOFLAGS, MAKEFLAGS, KUBECONFIG, prefixes such as LD_, BASH,
+// PYTHON, PERL, RUBY, NODE_, NPM_, PIP_, CARGO_, DOTNET_, GIT_, JAVA_,
+// OPENSSL_, and the *_PROXY variables). It is a deny list, so a program's
+// own configuration variable it does not know stays settable; the command
+// itself is untrusted anyway, this keeps tool arguments from turning a
+// trusted command into another one. The error wraps ErrForbiddenEnv.
 func CheckToolEnvKey(key string) error {
 	if !validEnvName(key) {
 		return fmt.Errorf("%w: environment variable name %q is not a plain NAME; use letters, digits and '_' (not starting with a digit)", ErrForbiddenEnv, key)
@@ -242,6 +262,11 @@ func CheckToolEnvKey(key string) error {
 	for _, p := range forbiddenToolEnvPrefixes {
 		if strings.HasPrefix(up, p) {
 			return fmt.Errorf("%w: environment variables starting with %s change how programs load code or configuration and cannot be set here; remove %q", ErrForbiddenEnv, p, key)
+		}
+	}
+	for _, p := range forbiddenToolEnvSuffixes {
+		if strings.HasSuffix(up, p) {
+			return fmt.Errorf("%w: environment variables ending in %s redirect programs' connections and cannot be set here; remove %q", ErrForbiddenEnv, p, key)
 		}
 	}
 	return nil

@@ -114,6 +114,16 @@ func argRules() []filterRule {
 	rules := []filterRule{
 		{unix.SYS_CLONE, "clone", func() []unix.SockFilter { return denyBits(0, cloneNewFlags, retEPERM) }},
 		{unix.SYS_SOCKET, "socket", socketRule},
+		{unix.SYS_SOCKETPAIR, "socketpair", func() []unix.SockFilter {
+			// Only UNIX socket pairs exist; refusing the rest keeps
+			// other families' creation code (and, on a modular kernel,
+			// their module autoloading) out of reach.
+			return []unix.SockFilter{
+				ld(argLo(0)),
+				jeq(unix.AF_UNIX, 1, 0),
+				ret(retEAFNOSUPP),
+			}
+		}},
 		{unix.SYS_PTRACE, "ptrace", func() []unix.SockFilter {
 			// Only PTRACE_TRACEME and PTRACE_DETACH, which the helper
 			// uses to stop the command at its execve while it sets the

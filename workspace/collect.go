@@ -22,6 +22,8 @@ const (
 	DefaultMaxFiles           = 64
 	DefaultMaxFileInlineBytes = 16 << 10
 	DefaultMaxInlineBytes     = 64 << 10
+	DefaultMaxDepth           = 32
+	DefaultMaxEntries         = 100_000
 )
 
 // sniffLen is how much of a file MIME detection reads (mimetype's default).
@@ -39,6 +41,17 @@ type CollectLimits struct {
 	// MaxInlineBytes is the most content inlined over all files. Default
 	// DefaultMaxInlineBytes.
 	MaxInlineBytes int64
+	// MaxDepth is the deepest folder, in path elements below the
+	// workspace, that is looked into; deeper ones are skipped (and listed
+	// in Collection.Skipped). A command can nest folders as deep as its
+	// inodes allow, and every listing resolves the folder's path again, so
+	// without it a walk costs the square of the depth. Default
+	// DefaultMaxDepth.
+	MaxDepth int
+	// MaxEntries bounds the folder entries looked at over all globs; past
+	// it the walk stops, Collection.Truncated is set and the stop is
+	// listed in Skipped. Default DefaultMaxEntries.
+	MaxEntries int
 }
 
 // OutputFile is one collected file.
@@ -99,7 +112,7 @@ func (w *Workspace) Collect(ctx context.Context, globs []string, lim *CollectLim
 	}
 	defer root.Close()
 	c := &collector{root: root, lim: l, out: &Collection{Files: []OutputFile{}}, seen: map[string]bool{}}
-	fsys := root.FS()
+	fsys := &boundedFS{FS: root.FS(), c: c}
 	for _, g := range patterns {
 		err := doublestar.GlobWalk(fsys, g, func(p string, d fs.DirEntry) error {
 			if err := ctx.Err(); err != nil {
@@ -108,6 +121,11 @@ func (w *Workspace) Collect(ctx context.Context, globs []string, lim *CollectLim
 			return c.visit(p, d)
 		}, doublestar.WithNoFollow())
 		if errors.Is(err, errEnough) {
+			break
+		}
+		if c.tooMany {
+			c.out.Truncated = true
+			c.skip(g, fmt.Sprintf("the walk stopped after %d folder entries (CollectLimits.MaxEntries); name the files more precisely", l.MaxEntries))
 			break
 		}
 		if err != nil {
@@ -132,8 +150,15 @@ func (l *CollectLimits) withDefaults() (CollectLimits, error) {
 		}
 		return nil
 	}
-	if err := errors.Join(check("MaxFiles", int64(v.MaxFiles)), check("MaxFileInlineBytes", v.MaxFileInlineBytes), check("MaxInlineBytes", v.MaxInlineBytes)); err != nil {
+	if err := errors.Join(check("MaxFiles", int64(v.MaxFiles)), check("MaxFileInlineBytes", v.MaxFileInlineBytes), check("MaxInlineBytes", v.MaxInlineBytes),
+		check("MaxDepth", int64(v.MaxDepth)), check("MaxEntries", int64(v.MaxEntries))); err != nil {
 		return v, err
+	}
+	if v.MaxDepth == 0 {
+		v.MaxDepth = DefaultMaxDepth
+	}
+	if v.MaxEntries == 0 {
+		v.MaxEntries = DefaultMaxEntries
 	}
 	if v.MaxFiles == 0 {
 		v.MaxFiles = DefaultMaxFiles
@@ -388,10 +413,46 @@ func dotTwins() []string {
 
 // collector accumulates one Collect call.
 type collector struct {
-	root *os.Root
-	lim  CollectLimits
-	out  *Collection
-	seen map[string]bool
+	root    *os.Root
+	lim     CollectLimits
+	out     *Collection
+	seen    map[string]bool
+	entries int
+	tooMany bool            // MaxEntries reached: nothing more is listed
+	deep    map[string]bool // folders skipped for depth, reported once
+}
+
+// boundedFS is the workspace as Collect walks it: folders deeper than
+// MaxDepth list as empty, and listing more than MaxEntries entries in all
+// stops the walk.
+type boundedFS struct {
+	fs.FS
+	c *collector
+}
+
+// ReadDir implements fs.ReadDirFS.
+func (b *boundedFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	c := b.c
+	if name != "." && strings.Count(name, "/")+1 > c.lim.MaxDepth {
+		if c.deep == nil {
+			c.deep = map[string]bool{}
+		}
+		if parent := path.Dir(name); !c.deep[parent] {
+			c.deep[parent] = true
+			c.skip(name, fmt.Sprintf("deeper than %d folders (CollectLimits.MaxDepth); not looked into", c.lim.MaxDepth))
+		}
+		return nil, nil
+	}
+	if c.tooMany {
+		return nil, nil
+	}
+	entries, err := fs.ReadDir(b.FS, name)
+	c.entries += len(entries)
+	if c.entries > c.lim.MaxEntries {
+		c.tooMany = true
+		return nil, nil
+	}
+	return entries, err
 }
 
 // visit handles one glob match.

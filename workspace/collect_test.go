@@ -438,3 +438,37 @@ func ordinaryTwins(p string) []string {
 	}
 	return out
 }
+
+// A command can nest folders as deep as its inodes allow: Collect looks no
+// deeper than MaxDepth and stops after MaxEntries entries, saying so.
+func TestCollectBounds(t *testing.T) {
+	w := openTest(t, newTestManager(t, nil), "s")
+	deep := w.OutputDir()
+	for i := 0; i < 40; i++ {
+		deep = filepath.Join(deep, "d")
+	}
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, deep, "deep.txt", "deep")
+	// out/ is depth 1; the file at depth 41 lies past the default 32.
+	col, err := w.Collect(context.Background(), []string{"out/**"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(col.Files) != 0 || len(col.Skipped) != 1 || !strings.Contains(col.Skipped[0].Reason, "MaxDepth") {
+		t.Errorf("files %v skipped %v, want the deep folder skipped once, naming MaxDepth", col.Files, col.Skipped)
+	}
+	// At the limit: depth 41 folders, MaxDepth 41 reaches the file.
+	col, err = w.Collect(context.Background(), []string{"out/**"}, &CollectLimits{MaxDepth: 41})
+	if err != nil || len(col.Files) != 1 {
+		t.Fatalf("MaxDepth 41: %v %v", col, err)
+	}
+	col, err = w.Collect(context.Background(), []string{"out/**"}, &CollectLimits{MaxDepth: 41, MaxEntries: 20})
+	if err != nil || !col.Truncated || len(col.Skipped) != 1 || !strings.Contains(col.Skipped[0].Reason, "MaxEntries") {
+		t.Fatalf("MaxEntries 20: %+v %v, want a truncated walk naming MaxEntries", col, err)
+	}
+	if _, err := w.Collect(context.Background(), []string{"out/**"}, &CollectLimits{MaxDepth: -1}); !errors.Is(err, ErrInvalidOption) {
+		t.Errorf("negative MaxDepth: %v", err)
+	}
+}

@@ -55,3 +55,6 @@ for name, fam, proto in [("af_unix", 1, 0), ("af_inet", 2, 0), ("af_inet6", 10, 
                          ("af_vsock_high", 0x100000028, 0), ("af_bluetooth", 31, 0)]:
     sc("socket_" + name, 41, fam, 2 if fam in (1, 2, 10, 40) else 3 if fam in (16, 17) else 5, proto)
 sc("tiocsti_high", 16, 0, 0xffffffff00005412, ctypes.addressof(buf))
+for name, fam in [("unix", 1), ("inet", 2), ("vsock", 40), ("packet", 17), ("tipc", 30)]:
+    pair = (ctypes.c_int * 2)()
+    sc("socketpair_" + name, 53, fam, 1, 0, ctypes.addressof(pair))
