@@ -240,22 +240,14 @@ var ignoredSignals = []os.Signal{
 // namespaceLimits are the per-user-namespace counts the sandbox's own
 // namespace is held to (/proc/sys/user). The kernel charges what a user
 // namespace uses to the user that made it as well — the runner's uid, root
-// for a root runner — so without these a command could take all of root's
-// inotify instances for the length of a call. Zero for every kind of
-// namespace makes nested namespaces impossible, seccomp or not.
+// for a root runner — so without them a command could take all of root's
+// inotify instances for the length of a call. No user namespace may be
+// made inside, seccomp or not (the other kinds need one first, or are
+// refused by seccomp).
 var namespaceLimits = map[string]string{
 	"max_inotify_instances": "32",
 	"max_inotify_watches":   "8192",
-	"max_fanotify_groups":   "0",
-	"max_fanotify_marks":    "0",
 	"max_user_namespaces":   "0",
-	"max_pid_namespaces":    "0",
-	"max_net_namespaces":    "0",
-	"max_mnt_namespaces":    "0",
-	"max_ipc_namespaces":    "0",
-	"max_uts_namespaces":    "0",
-	"max_cgroup_namespaces": "0",
-	"max_time_namespaces":   "0",
 }
 
 // limitNamespace writes namespaceLimits for this user namespace.

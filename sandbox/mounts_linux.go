@@ -279,21 +279,15 @@ func mountProc(dst, devNull string) error {
 			return fmt.Errorf("make /proc/%s read-only: %w", d, err)
 		}
 	}
+	// What this kernel lacks (ENOENT) needs no mask.
 	for _, f := range procMaskedFiles {
-		p := filepath.Join(dst, f)
-		if _, err := os.Lstat(p); err != nil {
-			continue
-		}
-		if err := unix.Mount(devNull, p, "", unix.MS_BIND, ""); err != nil {
+		if err := unix.Mount(devNull, filepath.Join(dst, f), "", unix.MS_BIND, ""); err != nil && !errors.Is(err, unix.ENOENT) {
 			return fmt.Errorf("mask /proc/%s: %w", f, err)
 		}
 	}
 	for _, d := range procMaskedDirs {
-		p := filepath.Join(dst, d)
-		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
-			continue
-		}
-		if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,nr_inodes=2,mode=0555"); err != nil {
+		err := unix.Mount("tmpfs", filepath.Join(dst, d), "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,nr_inodes=2,mode=0555")
+		if err != nil && !errors.Is(err, unix.ENOENT) {
 			return fmt.Errorf("mask /proc/%s: %w", d, err)
 		}
 	}
