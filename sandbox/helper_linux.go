@@ -89,6 +89,16 @@ func init() {
 	// pid the host placed in the pids cgroup, and the keyring, Landlock
 	// domain and seccomp filter the command inherits are set on it.
 	runtime.LockOSThread()
+	// Now tell the host it may place this thread in the pids cgroup.
+	// From here on the main thread starts no thread itself (a locked
+	// thread hands that to the runtime's template thread, started by
+	// LockOSThread above), so every runtime thread stays outside the
+	// cgroup; placed earlier, threads the runtime starts during its own
+	// start-up would count against Limits.Processes, and a fork bomb
+	// that fills the cgroup would leave the helper unable to start one.
+	if _, err := unix.Write(3, []byte{0}); err != nil {
+		os.Exit(125)
+	}
 	os.Exit(helperMain())
 }
 

@@ -428,15 +428,9 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 					return fmt.Errorf("sandbox: %w", err)
 				}
 			}
-			if cg != nil {
-				if err := cg.join(pid); err != nil {
-					return fmt.Errorf("sandbox: %w", err)
-				}
-			}
 			var fds []int
-			if cg != nil {
-			}
 			if r.root {
+				var err error
 				if fds, err = hostMounts(pid, p); err != nil {
 					return err
 				}
@@ -445,6 +439,16 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 						unix.Close(fd)
 					}
 				}()
+			}
+			// The helper is placed only once its runtime is up and its
+			// main thread locked (it says so with one byte): see init.
+			if err := readReady(cfgW); err != nil {
+				return err
+			}
+			if cg != nil {
+				if err := cg.join(pid); err != nil {
+					return fmt.Errorf("sandbox: %w", err)
+				}
 			}
 			if err := unix.Sendmsg(int(cfgW.Fd()), []byte{0}, unix.UnixRights(fds...), nil, 0); err != nil {
 				return fmt.Errorf("sandbox: send helper config: %w", err)
@@ -506,6 +510,16 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, fmt.Errorf("sandbox: run %q: %w", p.args[0], err)
 	}
 	return res, err
+}
+
+// readReady waits for the helper's first byte on the config socket. A
+// helper that dies first (or is killed by the deadline) closes it.
+func readReady(sock *os.File) error {
+	b := make([]byte, 1)
+	if n, err := sock.Read(b); n != 1 {
+		return fmt.Errorf("sandbox: the helper ended before it started: %v", err)
+	}
+	return nil
 }
 
 // hostMounts makes, as root, the detached mounts the helper attaches: the
