@@ -2,18 +2,18 @@ package assembly
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/tools"
 )
 
 // FallbackHeader opens the dedicated system message that carries loaded
-// content whose tool result is not in the request (seed 003).
+// content whose tool result is not in the request.
 const FallbackHeader = "Loaded skill context:"
 
 // SummaryHeader opens the system message that carries a session summary.
@@ -21,15 +21,12 @@ const SummaryHeader = "Session summary:"
 
 // Options configures assembly. A nil *Options means the defaults.
 type Options struct {
-	// Placement is where loaded content goes; "" means DefaultPlacement.
+	// Placement is where loaded content goes.
 	Placement Placement
-	// Mode is the load lifetime the session uses; "" means
-	// session.DefaultMode.
-	Mode session.Mode
 	// FallbackOnSummary keeps the fallback message even when a session
 	// summary replaced the load's tool result in an earlier turn. By
-	// default (false) it is skipped there, as upstream does, so content
-	// the summary already condensed is not sent again.
+	// default (false) it is skipped there, so content the summary already
+	// condensed is not sent again.
 	FallbackOnSummary bool
 }
 
@@ -39,12 +36,13 @@ type Input struct {
 	System string
 	// Session holds the events and state (not modified).
 	Session *session.Session
-	// Agent is the agent the request is for; only its own assistant and
-	// tool events, its context events and the user messages are sent.
+	// Agent is the agent the request is for; only its own assistant, tool
+	// and context events and the user messages addressed to it (or to
+	// every agent) are sent.
 	Agent string
 	// Skills is the snapshot (already filtered) the request uses.
 	Skills *registry.Snapshot
-	// Tools are the tools the agent exposes, in order.
+	// Tools are the tools the agent offers this request, in order.
 	Tools []tools.Tool
 	// From is the index of the first event sent; earlier events were
 	// suppressed or truncated by the caller. 0 sends the whole history.
@@ -55,23 +53,14 @@ type Input struct {
 }
 
 // Assemble builds the next request. It reads files only through the
-// snapshot's caches and never changes the session.
+// snapshot (whose content is pinned) and never changes the session.
 func Assemble(ctx context.Context, in Input, opts *Options) (*Request, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	if o.Placement == "" {
-		o.Placement = DefaultPlacement
-	}
-	if _, err := ParsePlacement(string(o.Placement)); err != nil {
-		return nil, err
-	}
-	if o.Mode == "" {
-		o.Mode = session.DefaultMode
-	}
-	if _, err := session.ParseMode(string(o.Mode)); err != nil {
-		return nil, err
+	if _, err := o.Placement.MarshalText(); err != nil {
+		return nil, fmt.Errorf("assembly: Options.Placement: %w", err)
 	}
 	if in.Session == nil {
 		return nil, fmt.Errorf("assembly: Input.Session is nil")
@@ -80,8 +69,15 @@ func Assemble(ctx context.Context, in Input, opts *Options) (*Request, error) {
 	if in.From < 0 || in.From > len(events) {
 		return nil, fmt.Errorf("assembly: Input.From is %d; it must be between 0 and the %d events of the session", in.From, len(events))
 	}
-	a := &assembler{ctx: ctx, in: in, o: o, state: session.NewAgentState(in.Session.State, in.Agent), turn: in.Session.Turn()}
-	a.indexCalls()
+	a := &assembler{ctx: ctx, in: in, o: o, state: loadstate.Of(in.Session.State, in.Agent), turnStart: -1, lastAssistant: -1}
+	for i, ev := range events {
+		switch {
+		case ev.Kind == session.KindUser && a.visible(ev):
+			a.turnStart = i
+		case ev.Kind == session.KindAssistant && ev.Agent == in.Agent:
+			a.lastAssistant = i
+		}
+	}
 	return a.build(), nil
 }
 
@@ -89,42 +85,31 @@ type assembler struct {
 	ctx   context.Context
 	in    Input
 	o     Options
-	state session.AgentState
-	turn  int
-	calls map[string]call // tool-call ID → call, for this agent
+	state loadstate.View
+	// turnStart is the index of the last user message the agent sees
+	// (-1: none): the agent's current turn begins there.
+	turnStart int
 	// lastAssistant is the index of the agent's last assistant event.
 	lastAssistant int
 }
 
-// call is one tool call of the agent with the load effects its arguments
-// describe, decoded once per request.
-type call struct {
-	session.ToolCall
-	effects []tools.Effect
-}
-
-func (a *assembler) indexCalls() {
-	a.calls = map[string]call{}
-	a.lastAssistant = -1
-	for i, ev := range a.in.Session.Events {
-		if ev.Kind == session.KindAssistant && ev.Agent == a.in.Agent {
-			a.lastAssistant = i
-			for _, c := range ev.ToolCalls {
-				a.calls[c.ID] = call{c, tools.CallEffects(c.Name, json.RawMessage(c.Arguments))}
-			}
-		}
-	}
-}
-
-// mine reports whether an event belongs in this agent's request.
-func (a *assembler) mine(ev session.Event) bool {
+// visible reports whether an event belongs in this agent's request.
+func (a *assembler) visible(ev session.Event) bool {
 	switch ev.Kind {
 	case session.KindUser:
-		return true
+		return ev.Agent == "" || ev.Agent == a.in.Agent
 	case session.KindAssistant, session.KindTool, session.KindContext:
 		return ev.Agent == a.in.Agent
 	}
 	return false
+}
+
+// records returns the load records of the agent's event, or nil.
+func (a *assembler) records(ev session.Event) []session.Load {
+	if ev.Agent != a.in.Agent || ev.Kind == session.KindUser || ev.Kind == session.KindTool && ev.IsError {
+		return nil
+	}
+	return ev.Loads
 }
 
 func (a *assembler) build() *Request {
@@ -151,7 +136,7 @@ func (a *assembler) build() *Request {
 	}
 	for i := a.in.From; i < len(events); i++ {
 		ev := events[i]
-		if a.mine(ev) {
+		if a.visible(ev) {
 			req.Messages = append(req.Messages, a.message(i, ev))
 		}
 		if items := fallback[i]; len(items) > 0 {
@@ -180,7 +165,7 @@ func (a *assembler) message(i int, ev session.Event) Message {
 		return m
 	default: // KindTool
 		content := ev.Text
-		if a.o.Placement == PlacementToolResult && !ev.IsError {
+		if a.o.Placement == PlacementToolResult {
 			if extra := a.expansion(i, ev); extra != "" {
 				content += "\n\n" + extra
 			}
@@ -189,58 +174,41 @@ func (a *assembler) message(i int, ev session.Event) Message {
 	}
 }
 
-// live reports whether the content a tool event introduced for skill is
-// still to be shown, under the load lifetime.
-func (a *assembler) live(i int, ev session.Event, skill string) bool {
-	switch a.o.Mode {
-	case session.ModeTurn:
+// live reports whether the content a record of event i brought is still
+// to be shown, under the record's lifetime.
+func (a *assembler) live(i int, rec session.Load) bool {
+	switch loadstate.LifetimeOf(rec) {
+	case loadstate.Turn:
 		// Within the turn the content stays, even if the skill was
 		// evicted later in the turn: rewriting an earlier message would
 		// break the prefix the provider has cached.
-		return ev.Turn == a.turn
-	case session.ModeOnce:
-		return a.state.Loaded(skill) && i > a.lastAssistant
+		return i > a.turnStart
+	case loadstate.Once:
+		return a.state.Loaded(rec.Skill) && i > a.lastAssistant
 	default:
-		return a.state.Loaded(skill)
+		return a.state.Loaded(rec.Skill)
 	}
 }
 
-// expansion renders the content one tool result introduced.
+// expansion renders the content a tool result's records brought.
 func (a *assembler) expansion(i int, ev session.Event) string {
-	c, ok := a.calls[ev.ToolCallID]
-	if !ok || c.Name == tools.SkillName {
-		return "" // the skill tool's result already is the skill's block
-	}
 	var blocks []string
-	for _, e := range c.effects {
-		if !a.live(i, ev, e.Skill) {
+	for _, rec := range a.records(ev) {
+		if rec.Inline || !a.live(i, rec) {
 			continue
 		}
-		// skill_select_docs on a skill that was not loaded loads it: its
-		// result then carries the instructions too.
-		if e.Kind == tools.EffectLoad || a.loads(ev, e.Skill) {
-			blocks = append(blocks, a.bodyBlock(e.Skill))
+		if rec.Instructions {
+			blocks = append(blocks, a.bodyBlock(rec.Skill))
 		}
-		switch e.DocsMode {
-		case tools.DocsReplace, tools.DocsAdd:
-			docs := e.Docs
-			if e.AllDocs {
-				docs = a.allDocs(e.Skill)
+		// Outside the turn lifetime, content lasts as long as the
+		// selection does: a document cleared or replaced later leaves this
+		// result too (which rewrites it; see docs/performance.md).
+		selected, all := a.state.Docs(rec.Skill)
+		for _, d := range rec.Docs {
+			if loadstate.LifetimeOf(rec) != loadstate.Turn && !all && !slices.Contains(selected, d) {
+				continue
 			}
-			// Outside the turn lifetime, content lasts as long as the
-			// selection does: a document cleared or replaced later leaves
-			// this result too (which rewrites it; see docs/performance.md).
-			var selected []string
-			var all bool
-			if a.o.Mode != session.ModeTurn {
-				selected, all = a.state.Docs(e.Skill)
-			}
-			for _, d := range sortedUnique(docs) {
-				if a.o.Mode != session.ModeTurn && !all && !slices.Contains(selected, d) {
-					continue
-				}
-				blocks = append(blocks, a.docBlock(e.Skill, d))
-			}
+			blocks = append(blocks, a.docBlock(rec.Skill, d))
 		}
 	}
 	return strings.Join(blocks, "\n\n")
@@ -276,12 +244,6 @@ func (a *assembler) allDocs(name string) []string {
 	return docs
 }
 
-// skillContent renders a loaded skill with its current document selection.
-func (a *assembler) skillContent(name string) string {
-	docs, all := a.state.Docs(name)
-	return a.content(name, docs, all)
-}
-
 // content renders a skill's instructions and the selected documents.
 func (a *assembler) content(name string, docs []string, all bool) string {
 	blocks := []string{a.bodyBlock(name)}
@@ -294,20 +256,21 @@ func (a *assembler) content(name string, docs []string, all bool) string {
 	return strings.Join(blocks, "\n\n")
 }
 
-// systemContent is what the system placement appends: every loaded skill,
-// sorted by name.
+// systemContent is what the system placement appends: every loaded skill
+// with its current selection, sorted by name.
 func (a *assembler) systemContent() string {
 	names := a.state.Skills()
 	slices.Sort(names)
 	blocks := make([]string, 0, len(names))
 	for _, n := range names {
-		blocks = append(blocks, a.skillContent(n))
+		docs, all := a.state.Docs(n)
+		blocks = append(blocks, a.content(n, docs, all))
 	}
 	return strings.Join(blocks, "\n\n")
 }
 
-// fallbackItem is one skill of a fallback message with the document
-// selection it had where the message is placed.
+// fallbackItem is one skill of a fallback message with the documents it
+// shows.
 type fallbackItem struct {
 	name string
 	docs []string
@@ -317,95 +280,75 @@ type fallbackItem struct {
 // fallbacks decides which loaded skills need the dedicated message and
 // where it goes (key -1: at the start).
 //
-// After an event of the history sent that loaded a skill without carrying
-// its content (a declared load, a migrated legacy key), the message shows
-// the skill as selected at that event, while that event is live under the
-// lifetime. Each such message depends only on the events up to it and on
-// facts fixed for the turn, so within a turn it never changes or
-// disappears and the prefix holds. A skill still loaded whose content
-// appears nowhere in the history sent (its load was cut) goes at the
-// start, as selected just before the first event sent, unless a session
-// summary replaced that history (see Options.FallbackOnSummary).
+// After an event of the history sent whose records brought a skill
+// without carrying its content (a declared load), the message shows what
+// the record brought, while that event is live under the lifetime. Each
+// such message depends only on the events up to it and on facts fixed for
+// the turn, so within a turn it never changes or disappears and the
+// prefix holds. A skill still loaded whose content appears nowhere in the
+// history sent (its load was cut) goes at the start, as selected just
+// before the first event sent, unless a session summary replaced that
+// history (see Options.FallbackOnSummary).
 func (a *assembler) fallbacks() map[int][]fallbackItem {
 	out := map[int][]fallbackItem{}
 	if a.o.Placement != PlacementToolResult {
 		return out
 	}
 	events := a.in.Session.Events
-	agent := a.in.Agent
-	// docs replays the agent's document selections event by event.
-	docs := map[string]string{}
 	lastIntro := map[string]int{} // skill → latest event that loaded it
 	covered := map[string]bool{}  // content shown in the history sent
 	type intro struct {
-		at   int
-		item fallbackItem
+		at  int
+		rec session.Load
 	}
 	var intros []intro
-	startDocs := map[string]fallbackItem{}
-	loaded := a.state.Skills()
 	for i, ev := range events {
-		if i == a.in.From {
-			for _, n := range loaded {
-				startDocs[n] = a.selection(docs, n)
+		for _, rec := range a.records(ev) {
+			if !rec.Instructions {
+				continue
 			}
-		}
-		for k, v := range ev.StateDelta {
-			if strings.HasPrefix(k, session.SkillStatePrefix) {
-				if v == nil {
-					delete(docs, k)
-				} else {
-					docs[k] = *v
-				}
-			}
-		}
-		for _, n := range a.introduced(ev) {
-			lastIntro[n] = i
+			lastIntro[rec.Skill] = i
 			if i < a.in.From {
 				continue
 			}
-			if a.carries(ev, n) {
-				if a.live(i, ev, n) {
-					covered[n] = true
+			switch {
+			case rec.Inline && ev.Kind == session.KindTool:
+				covered[rec.Skill] = true // the result's text is the skill's block
+			case ev.Kind == session.KindTool || ev.Kind == session.KindContext:
+				if a.live(i, rec) {
+					covered[rec.Skill] = true
 				}
-				continue
+			default:
+				intros = append(intros, intro{i, rec})
 			}
-			intros = append(intros, intro{i, a.selection(docs, n)})
-		}
-		if i >= a.in.From && ev.Kind == session.KindTool && ev.Agent == agent && !ev.IsError {
-			if c, ok := a.calls[ev.ToolCallID]; ok && c.Name == tools.SkillName && len(c.effects) == 1 {
-				covered[c.effects[0].Skill] = true // the skill tool's result is the body itself
-			}
-		}
-	}
-	if a.in.From == len(events) {
-		for _, n := range loaded {
-			startDocs[n] = a.selection(docs, n)
 		}
 	}
 	for _, in := range intros {
-		ev := events[in.at]
-		n := in.item.name
-		var live bool
-		if a.o.Mode == session.ModeTurn {
-			live = ev.Turn == a.turn
-		} else {
-			live = lastIntro[n] == in.at && a.live(in.at, ev, n)
+		n := in.rec.Skill
+		live := a.live(in.at, in.rec)
+		if loadstate.LifetimeOf(in.rec) != loadstate.Turn {
+			live = live && lastIntro[n] == in.at
 		}
 		if live {
-			out[in.at] = append(out[in.at], in.item)
+			out[in.at] = append(out[in.at], fallbackItem{name: n, docs: in.rec.Docs})
 			covered[n] = true
 		}
 	}
-	for _, n := range loaded {
+	var start *loadstate.View
+	for _, n := range a.state.Skills() {
 		if covered[n] {
 			continue
 		}
 		at, ok := lastIntro[n]
-		if a.in.Summary != "" && !a.o.FallbackOnSummary && (!ok || events[at].Turn != a.turn) {
+		if a.in.Summary != "" && !a.o.FallbackOnSummary && (!ok || at <= a.turnStart) {
 			continue
 		}
-		out[-1] = append(out[-1], startDocs[n])
+		if start == nil {
+			v := a.stateAt(a.in.From)
+			start = &v
+		}
+		docs, all := start.Docs(n)
+		out[-1] = append(out[-1], fallbackItem{name: n, docs: docs, all: all})
 	}
 	for k := range out {
 		slices.SortFunc(out[k], func(x, y fallbackItem) int { return strings.Compare(x.name, y.name) })
@@ -413,52 +356,14 @@ func (a *assembler) fallbacks() map[int][]fallbackItem {
 	return out
 }
 
-// introduced returns the skills an event marks loaded for the agent.
-func (a *assembler) introduced(ev session.Event) []string {
-	var out []string
-	prefix := session.LoadedPrefix(a.in.Agent)
-	for k, v := range ev.StateDelta {
-		if name, ok := strings.CutPrefix(k, prefix); ok && v != nil && *v != "" && !strings.Contains(name, "/") {
-			out = append(out, name)
-		}
+// stateAt is the agent's load state before event i, replayed from the
+// events' deltas.
+func (a *assembler) stateAt(i int) loadstate.View {
+	state := map[string]string{}
+	for _, ev := range a.in.Session.Events[:i] {
+		session.ApplyDelta(state, ev.StateDelta)
 	}
-	return out
-}
-
-// loads reports whether an event marks the skill loaded for the agent.
-func (a *assembler) loads(ev session.Event, name string) bool {
-	v, ok := ev.StateDelta[session.LoadedKey(a.in.Agent, name)]
-	return ok && v != nil && *v != ""
-}
-
-// carries reports whether the event shows the skill's instructions: a tool
-// result of the agent (subject to liveness) or a direct invocation.
-func (a *assembler) carries(ev session.Event, name string) bool {
-	if ev.Kind == session.KindContext && ev.Agent == a.in.Agent && a.loads(ev, name) {
-		return true // a skill the user invoked directly: the block is the event
-	}
-	if ev.Kind != session.KindTool || ev.IsError || ev.Agent != a.in.Agent {
-		return false
-	}
-	c, ok := a.calls[ev.ToolCallID]
-	if !ok {
-		return false
-	}
-	if c.Name == tools.SkillName {
-		return len(c.effects) == 1 && c.effects[0].Skill == name
-	}
-	for _, e := range c.effects {
-		if e.Skill == name && (e.Kind == tools.EffectLoad || a.loads(ev, name)) {
-			return true
-		}
-	}
-	return false
-}
-
-// selection is the skill's document selection in a replayed state.
-func (a *assembler) selection(state map[string]string, name string) fallbackItem {
-	docs, all := session.NewAgentState(state, a.in.Agent).Docs(name)
-	return fallbackItem{name: name, docs: docs, all: all}
+	return loadstate.Of(state, a.in.Agent)
 }
 
 func (a *assembler) fallbackMessage(items []fallbackItem) Message {

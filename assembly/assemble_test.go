@@ -9,10 +9,12 @@ import (
 
 	"github.com/skillkit/skillkit/assembly"
 	"github.com/skillkit/skillkit/conversation"
+	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/session/sqlitestore"
 	"github.com/skillkit/skillkit/skill"
+	"github.com/skillkit/skillkit/tools"
 )
 
 // TestEpisodeGolden replays one scripted episode for every placement ×
@@ -25,9 +27,9 @@ func TestEpisodeGolden(t *testing.T) {
 	}
 	t.Cleanup(func() { store.Close() })
 	for _, p := range []assembly.Placement{assembly.PlacementToolResult, assembly.PlacementSystem} {
-		for _, m := range []session.Mode{session.ModeOnce, session.ModeTurn, session.ModeSession} {
-			t.Run(string(p)+"/"+string(m), func(t *testing.T) {
-				c := newConv(t, store, conversation.Config{Placement: p, Mode: m, System: "You are a careful assistant."}, "main", snap)
+		for _, m := range []loadstate.Lifetime{loadstate.Once, loadstate.Turn, loadstate.Session} {
+			t.Run(p.String()+"/"+m.String(), func(t *testing.T) {
+				c := newConv(t, store, conversation.Options{Placement: p, Lifetime: m, System: "You are a careful assistant."}, "main", snap)
 				type step struct {
 					After    string             `json:"after"`
 					Messages []assembly.Message `json:"messages"`
@@ -67,8 +69,8 @@ func TestEpisodeGolden(t *testing.T) {
 // with the given From / Summary / options.
 type scenario struct {
 	name  string
-	cfg   conversation.Config
-	build func(t *testing.T, c *conversation.Conversation) *conversation.Conversation // returns the conversation to assemble for
+	cfg   conversation.Options
+	build func(t *testing.T, c *testConv) *testConv // returns the conversation to assemble for
 	from  func(s *session.Session) int
 	sum   string
 	opts  *assembly.Options
@@ -77,9 +79,9 @@ type scenario struct {
 	want, wantNot []string
 }
 
-func declare(t *testing.T, c *conversation.Conversation, reqs ...session.LoadRequest) {
+func declare(t *testing.T, c *testConv, decls ...loadstate.Declaration) {
 	t.Helper()
-	if _, err := c.Declare(t.Context(), reqs); err != nil {
+	if _, err := c.Declare(t.Context(), decls); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -96,18 +98,18 @@ func fromLastUser(s *session.Session) int {
 
 func TestFallbackGolden(t *testing.T) {
 	base := newSnapshot(t, skillFiles)
-	sess := conversation.Config{Mode: session.ModeSession}
+	sess := conversation.Options{Lifetime: loadstate.Session}
 	tests := []scenario{
-		{name: "declared_load", cfg: conversation.Config{},
-			build: func(t *testing.T, c *conversation.Conversation) *conversation.Conversation {
+		{name: "declared_load", cfg: conversation.Options{},
+			build: func(t *testing.T, c *testConv) *testConv {
 				user(t, c, "go")
-				declare(t, c, session.LoadRequest{Name: "alpha", Docs: []string{"references/a.md"}})
+				declare(t, c, loadstate.Declaration{Skill: "alpha", Docs: []string{"references/a.md"}})
 				call(t, c, "skill_select_docs", `{"skill":"alpha","docs":["notes.txt"],"mode":"add"}`)
 				return c
 			},
 			want: []string{"Loaded skill context:\n\n[Loaded] alpha", "[Doc] references/a.md", "[Doc] notes.txt"}},
 		{name: "cut_load_at_start", cfg: sess,
-			build: func(t *testing.T, c *conversation.Conversation) *conversation.Conversation {
+			build: func(t *testing.T, c *testConv) *testConv {
 				user(t, c, "first")
 				call(t, c, "skill_load", `{"skill":"beta","include_all_docs":true}`)
 				user(t, c, "second")
@@ -116,7 +118,7 @@ func TestFallbackGolden(t *testing.T) {
 			from: fromLastUser,
 			want: []string{"── system ──\nLoaded skill context:\n\n[Loaded] beta", "[Doc] guide.md"}},
 		{name: "summary_skips_earlier_turn", cfg: sess,
-			build: func(t *testing.T, c *conversation.Conversation) *conversation.Conversation {
+			build: func(t *testing.T, c *testConv) *testConv {
 				user(t, c, "first")
 				call(t, c, "skill_load", `{"skill":"beta"}`)
 				user(t, c, "second")
@@ -125,7 +127,7 @@ func TestFallbackGolden(t *testing.T) {
 			from: fromLastUser, sum: "The user asked about beta.",
 			want: []string{"Session summary:\nThe user asked about beta."}, wantNot: []string{"Loaded skill context:"}},
 		{name: "summary_current_turn_exception", cfg: sess,
-			build: func(t *testing.T, c *conversation.Conversation) *conversation.Conversation {
+			build: func(t *testing.T, c *testConv) *testConv {
 				user(t, c, "only turn")
 				call(t, c, "skill_load", `{"skill":"beta"}`)
 				call(t, c, "skill_list_docs", `{"skill":"beta"}`)
@@ -134,16 +136,16 @@ func TestFallbackGolden(t *testing.T) {
 			from: func(s *session.Session) int { return len(s.Events) - 2 }, sum: "Same-turn compaction.",
 			want: []string{"Session summary:\nSame-turn compaction.", "Loaded skill context:\n\n[Loaded] beta"}},
 		{name: "fallback_on_summary", cfg: sess,
-			build: func(t *testing.T, c *conversation.Conversation) *conversation.Conversation {
+			build: func(t *testing.T, c *testConv) *testConv {
 				user(t, c, "first")
 				call(t, c, "skill_load", `{"skill":"beta"}`)
 				user(t, c, "second")
 				return c
 			},
-			from: fromLastUser, sum: "Earlier.", opts: &assembly.Options{Mode: session.ModeSession, FallbackOnSummary: true},
+			from: fromLastUser, sum: "Earlier.", opts: &assembly.Options{FallbackOnSummary: true},
 			want: []string{"Session summary:\nEarlier.", "Loaded skill context:\n\n[Loaded] beta"}},
 		{name: "skill_removed_after_loading", cfg: sess,
-			build: func(t *testing.T, c *conversation.Conversation) *conversation.Conversation {
+			build: func(t *testing.T, c *testConv) *testConv {
 				user(t, c, "go")
 				call(t, c, "skill_load", `{"skill":"gamma"}`)
 				return c
@@ -152,33 +154,36 @@ func TestFallbackGolden(t *testing.T) {
 				return s.View(t.Context(), func(_ context.Context, sum skill.Summary) bool { return sum.Name != "gamma" })
 			},
 			want: []string{"[Loaded] gamma\n\n(This skill is no longer available: "}},
-		{name: "sub_agent_isolation", cfg: conversation.Config{},
-			build: func(t *testing.T, a *conversation.Conversation) *conversation.Conversation {
+		{name: "sub_agent_isolation", cfg: conversation.Options{},
+			build: func(t *testing.T, a *testConv) *testConv {
 				user(t, a, "go")
 				call(t, a, "skill_load", `{"skill":"alpha"}`)
 				b := reopen(t, a, "helper")
 				call(t, b, "skill_load", `{"skill":"beta","docs":["guide.md"]}`)
-				declare(t, b, session.LoadRequest{Name: "gamma"})
+				declare(t, b, loadstate.Declaration{Skill: "gamma"})
 				call(t, a, "skill_list_docs", `{"skill":"alpha"}`)
 				return a
 			},
 			want: []string{"[Loaded] alpha"}, wantNot: []string{"beta\n", "gamma\n", "Loaded skill context:"}},
-		{name: "sub_agent_view", cfg: conversation.Config{},
-			build: func(t *testing.T, a *conversation.Conversation) *conversation.Conversation {
+		{name: "sub_agent_view", cfg: conversation.Options{},
+			build: func(t *testing.T, a *testConv) *testConv {
 				user(t, a, "go")
 				call(t, a, "skill_load", `{"skill":"alpha"}`)
 				b := reopen(t, a, "helper")
-				declare(t, b, session.LoadRequest{Name: "gamma"})
+				user(t, b, "check gamma")
+				declare(t, b, loadstate.Declaration{Skill: "gamma"})
 				return b
 			},
-			want: []string{"Loaded skill context:\n\n[Loaded] gamma", "── user ──\ngo"}, wantNot: []string{"[Loaded] alpha", "→ skill_load"}},
+			// The helper sees its own task, not the message addressed to main.
+			want:    []string{"── user ──\ncheck gamma\n\n── system ──\nLoaded skill context:\n\n[Loaded] gamma"},
+			wantNot: []string{"[Loaded] alpha", "→ skill_load", "── user ──\ngo"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newConv(t, session.NewMemoryStore(nil), tt.cfg, "main", base)
 			target := tt.build(t, c)
 			s := getSession(t, target)
-			in := assembly.Input{System: "Be brief.", Session: s, Agent: target.Agent, Skills: base, Tools: target.Tools, Summary: tt.sum}
+			in := assembly.Input{System: "Be brief.", Session: s, Agent: target.Agent(), Skills: base, Tools: toolsOf(t, target), Summary: tt.sum}
 			if tt.from != nil {
 				in.From = tt.from(s)
 			}
@@ -187,7 +192,7 @@ func TestFallbackGolden(t *testing.T) {
 			}
 			opts := tt.opts
 			if opts == nil {
-				opts = &assembly.Options{Mode: target.Config.Mode}
+				opts = &assembly.Options{Placement: target.opts.Placement}
 			}
 			req, err := assembly.Assemble(t.Context(), in, opts)
 			if err != nil {
@@ -220,8 +225,7 @@ func TestAssembleErrors(t *testing.T) {
 		{"nil session", assembly.Input{}, nil, "Input.Session is nil"},
 		{"from negative", assembly.Input{Session: s, From: -1}, nil, "Input.From is -1; it must be between 0 and the 1 events"},
 		{"from past end", assembly.Input{Session: s, From: 2}, nil, "Input.From is 2"},
-		{"placement", assembly.Input{Session: s}, &assembly.Options{Placement: "top"}, `placement "top" is not one of tool-result, system`},
-		{"mode", assembly.Input{Session: s}, &assembly.Options{Mode: "forever"}, `load mode "forever" is not one of once, turn, session`},
+		{"placement", assembly.Input{Session: s}, &assembly.Options{Placement: 7}, `Options.Placement: placement 7 is not one of PlacementToolResult, PlacementSystem`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -239,12 +243,79 @@ func TestAssembleErrors(t *testing.T) {
 
 func TestRequestText(t *testing.T) {
 	snap := newSnapshot(t, skillFiles)
-	c := newConv(t, session.NewMemoryStore(nil), conversation.Config{System: "System prompt.", Tools: []string{"skill", "skill_load"}}, "main", snap)
+	c := newConv(t, session.NewMemoryStore(nil), conversation.Options{System: "System prompt.", Tools: tools.Static{tools.Skill(), tools.Load()}}, "main", snap)
 	user(t, c, "hello")
 	call(t, c, "skill_load", `{"skill":"gamma"}`)
 	golden(t, "request_text.txt", []byte(request(t, c).Text()))
 	empty := (&assembly.Request{}).Text()
 	if empty != "\n── tools ──\n[]\n" {
 		t.Errorf("empty request text = %q", empty)
+	}
+}
+
+// Prefixed skill tools and a user tool that loads skills place content in
+// their own results, like the built-in names do.
+func TestRenamedToolsPlaceContentInTheirResults(t *testing.T) {
+	snap := newSnapshot(t, skillFiles)
+	c := newConv(t, session.NewMemoryStore(nil), conversation.Options{Tools: toolNaming{prefix: "mcp_", playbook: true}.set()}, "main", snap)
+	user(t, c, "go")
+	call(t, c, "mcp_skill_load", `{"skill":"alpha","docs":["references/a.md"]}`)
+	call(t, c, "open_playbook", `{"skill":"beta"}`)
+	call(t, c, "mcp_skill_select_docs", `{"skill":"alpha","docs":["notes.txt"],"mode":"add"}`)
+	req := request(t, c)
+	var results []string
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			results = append(results, m.Content)
+		}
+		if strings.Contains(m.Content, assembly.FallbackHeader) {
+			t.Errorf("content moved to a fallback message:\n%s", req.Text())
+		}
+	}
+	want := [][]string{
+		{"loaded: alpha\n\n[Loaded] alpha\n\n# Alpha", "[Doc] references/a.md"},
+		{"opened beta\n\n[Loaded] beta\n\n# Beta", "[Doc] guide.md"},
+		{"selected documents of alpha (add): notes.txt\n\n[Doc] notes.txt"},
+	}
+	if len(results) != len(want) {
+		t.Fatalf("%d tool results, want %d:\n%s", len(results), len(want), req.Text())
+	}
+	for i, w := range want {
+		for _, sub := range w {
+			if !strings.Contains(results[i], sub) {
+				t.Errorf("result %d lacks %q:\n%s", i, sub, results[i])
+			}
+		}
+	}
+	if strings.Contains(results[2], "[Loaded] alpha") {
+		t.Errorf("selecting documents of a loaded skill repeated its instructions:\n%s", results[2])
+	}
+}
+
+// A user message with no agent is every agent's; one addressed to an
+// agent is only its own.
+func TestUserMessagesAddressed(t *testing.T) {
+	s := &session.Session{State: map[string]string{}, Events: []session.Event{
+		{Kind: session.KindUser, Text: "to all", Turn: 1},
+		{Kind: session.KindUser, Agent: "main", Text: "to main", Turn: 2},
+		{Kind: session.KindUser, Agent: "helper", Text: "to helper", Turn: 3},
+		{Kind: session.KindAssistant, Agent: "helper", Text: "helper's answer", Turn: 3},
+	}}
+	for agent, want := range map[string][]string{
+		"main":   {"to all", "to main"},
+		"helper": {"to all", "to helper", "helper's answer"},
+		"other":  {"to all"},
+	} {
+		req, err := assembly.Assemble(t.Context(), assembly.Input{Session: s, Agent: agent}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range req.Messages {
+			got = append(got, m.Content)
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s sees %q, want %q", agent, got, want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillkit/skillkit/assembly"
 	"github.com/skillkit/skillkit/conversation"
+	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/source"
@@ -17,16 +18,16 @@ import (
 
 // BenchmarkAssemble200 assembles the request for a session of 200
 // messages with three skills loaded (one with documents selected), for
-// each placement. Target (issue 3): ≤ 200 µs.
+// each placement. Target: ≤ 200 µs.
 func BenchmarkAssemble200(b *testing.B) {
 	snap := newSnapshot(b, skillFiles)
 	for _, p := range []assembly.Placement{assembly.PlacementToolResult, assembly.PlacementSystem} {
-		b.Run(string(p), func(b *testing.B) {
-			c := newConv(b, session.NewMemoryStore(nil), conversation.Config{Placement: p, Mode: session.ModeSession, System: "Be brief."}, "main", snap)
+		b.Run(p.String(), func(b *testing.B) {
+			c := newConv(b, session.NewMemoryStore(nil), conversation.Options{Placement: p, Lifetime: loadstate.Session, System: "Be brief."}, "main", snap)
 			user(b, c, "start")
 			call(b, c, "skill_load", `{"skill":"alpha","docs":["references/a.md","notes.txt"]}`)
 			call(b, c, "skill_load", `{"skill":"beta"}`)
-			if _, err := c.Declare(b.Context(), []session.LoadRequest{{Name: "gamma"}}); err != nil {
+			if _, err := c.Declare(b.Context(), []loadstate.Declaration{{Skill: "gamma"}}); err != nil {
 				b.Fatal(err)
 			}
 			for i := 0; len(getSession(b, c).Events) < 200; i++ {
@@ -37,8 +38,8 @@ func BenchmarkAssemble200(b *testing.B) {
 				}
 			}
 			s := getSession(b, c)
-			in := assembly.Input{System: "Be brief.", Session: s, Agent: "main", Skills: snap, Tools: c.Tools}
-			opts := &assembly.Options{Placement: p, Mode: session.ModeSession}
+			in := assembly.Input{System: "Be brief.", Session: s, Agent: "main", Skills: snap, Tools: toolsOf(b, c)}
+			opts := &assembly.Options{Placement: p}
 			if _, err := assembly.Assemble(b.Context(), in, opts); err != nil {
 				b.Fatal(err)
 			}
@@ -69,14 +70,14 @@ func BenchmarkCatalogFromSnapshot10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	snap := reg.Snapshot()
-	sess := &session.Session{State: map[string]string{}}
+	state := map[string]string{}
 	toolset := []tools.Tool{tools.Skill()}
-	if _, err := assembly.CatalogEvent(sess, "a", snap, toolset, nil); err != nil { // builds and memoises
+	if _, err := assembly.CatalogEvent(state, "a", snap, toolset, nil); err != nil { // builds and memoises
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		ev, err := assembly.CatalogEvent(sess, "a", snap, toolset, nil)
+		ev, err := assembly.CatalogEvent(state, "a", snap, toolset, nil)
 		if err != nil || ev == nil {
 			b.Fatal(err)
 		}

@@ -36,8 +36,8 @@ func TestCatalogEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, format := range []string{assembly.FormatReminder, assembly.FormatList} {
-		t.Run(format, func(t *testing.T) {
+	for _, format := range []assembly.CatalogFormat{assembly.FormatReminder, assembly.FormatList} {
+		t.Run(format.String(), func(t *testing.T) {
 			store := session.NewMemoryStore(nil)
 			s, err := store.Create(ctx, "", nil)
 			if err != nil {
@@ -67,7 +67,7 @@ func TestCatalogEvent(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ev, err := assembly.CatalogEvent(cur, "main", st.snap, st.tools, &assembly.CatalogOptions{Format: format})
+				ev, err := assembly.CatalogEvent(cur.State, "main", st.snap, st.tools, &assembly.CatalogOptions{Format: format})
 				if err != nil {
 					t.Fatalf("%s: %v", st.name, err)
 				}
@@ -111,11 +111,11 @@ func TestCatalogEvent(t *testing.T) {
 					t.Errorf("event %d changed after publication", i)
 				}
 			}
-			golden(t, "catalog_"+format+".txt", []byte(strings.Join(texts, "\n=====\n")+"\n"))
+			golden(t, "catalog_"+format.String()+".txt", []byte(strings.Join(texts, "\n=====\n")+"\n"))
 		})
 	}
 	t.Run("no skill tool", func(t *testing.T) {
-		s := &session.Session{State: map[string]string{}}
+		s := map[string]string{}
 		ev, err := assembly.CatalogEvent(s, "main", full, noSkillTool, nil)
 		if err != nil || ev != nil {
 			t.Fatalf("event %v, err %v; want nothing for an agent without the skill tool", ev, err)
@@ -127,19 +127,19 @@ func TestCatalogEvent(t *testing.T) {
 		}
 	})
 	t.Run("nil snapshot", func(t *testing.T) {
-		ev, err := assembly.CatalogEvent(&session.Session{State: map[string]string{}}, "main", nil, all, nil)
+		ev, err := assembly.CatalogEvent(map[string]string{}, "main", nil, all, nil)
 		if err != nil || ev != nil {
 			t.Fatalf("event %v, err %v; want nothing", ev, err)
 		}
 	})
 	t.Run("bad format", func(t *testing.T) {
-		_, err := assembly.CatalogEvent(&session.Session{State: map[string]string{}}, "main", full, all, &assembly.CatalogOptions{Format: "xml"})
-		if err == nil || !strings.Contains(err.Error(), `catalog format "xml" is not one of reminder, list`) {
+		_, err := assembly.CatalogEvent(map[string]string{}, "main", full, all, &assembly.CatalogOptions{Format: 9})
+		if err == nil || !strings.Contains(err.Error(), `CatalogOptions.Format 9 is not one of FormatReminder, FormatList`) {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("per agent", func(t *testing.T) {
-		s := &session.Session{State: map[string]string{assembly.CatalogStateKey("main"): "x"}}
+		s := map[string]string{assembly.CatalogStateKey("main"): "x"}
 		ev, err := assembly.CatalogEvent(s, "helper", full, all, nil)
 		if err != nil || ev == nil || strings.Contains(ev.Text, "changed") {
 			t.Fatalf("helper's first catalog: event %v, err %v", ev, err)

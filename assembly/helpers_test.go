@@ -13,6 +13,7 @@ import (
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/source"
+	"github.com/skillkit/skillkit/tools"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -64,37 +65,52 @@ func newSnapshot(t testing.TB, files map[string]string) *registry.Snapshot {
 	return reg.Snapshot()
 }
 
-// newConv creates a session with cfg in store and opens agent's
-// conversation over it.
-func newConv(t testing.TB, store session.Store, cfg conversation.Config, agent string, snap *registry.Snapshot) *conversation.Conversation {
+// testConv is a conversation with what the tests need to open more of
+// them on its session.
+type testConv struct {
+	*conversation.Conversation
+	store session.Store
+	opts  conversation.Options
+}
+
+// newConv creates a session in store and opens agent's conversation over
+// it with opts, its skills being snap.
+func newConv(t testing.TB, store session.Store, opts conversation.Options, agent string, snap *registry.Snapshot) *testConv {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := cfg.Normalize()
+	s, err := store.Create(ctx, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := store.Create(ctx, "", cfg.Meta())
+	opts.Skills = func(context.Context) *registry.Snapshot { return snap }
+	c, err := conversation.Open(ctx, store, s.ID, agent, &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := conversation.Open(ctx, store, s.ID, agent, snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return &testConv{c, store, opts}
 }
 
 // reopen opens another agent's conversation on the same session.
-func reopen(t testing.TB, c *conversation.Conversation, agent string) *conversation.Conversation {
+func reopen(t testing.TB, c *testConv, agent string) *testConv {
 	t.Helper()
-	o, err := conversation.Open(context.Background(), c.Store, c.ID, agent, c.Skills)
+	o, err := conversation.Open(context.Background(), c.store, c.ID(), agent, &c.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return o
+	return &testConv{o, c.store, c.opts}
 }
 
-func user(t testing.TB, c *conversation.Conversation, text string) {
+// tools returns the tools c's next request offers.
+func toolsOf(t testing.TB, c *testConv) []tools.Tool {
+	t.Helper()
+	ts, err := c.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+func user(t testing.TB, c *testConv, text string) {
 	t.Helper()
 	if _, err := c.User(context.Background(), text); err != nil {
 		t.Fatal(err)
@@ -102,7 +118,7 @@ func user(t testing.TB, c *conversation.Conversation, text string) {
 }
 
 // call records a tool call that must succeed.
-func call(t testing.TB, c *conversation.Conversation, tool, args string) {
+func call(t testing.TB, c *testConv, tool, args string) {
 	t.Helper()
 	res, err := c.Call(context.Background(), tool, json.RawMessage(args))
 	if err != nil {
@@ -113,7 +129,7 @@ func call(t testing.TB, c *conversation.Conversation, tool, args string) {
 	}
 }
 
-func request(t testing.TB, c *conversation.Conversation) *assembly.Request {
+func request(t testing.TB, c *testConv) *assembly.Request {
 	t.Helper()
 	r, err := c.Request(context.Background())
 	if err != nil {
@@ -122,9 +138,9 @@ func request(t testing.TB, c *conversation.Conversation) *assembly.Request {
 	return r
 }
 
-func getSession(t testing.TB, c *conversation.Conversation) *session.Session {
+func getSession(t testing.TB, c *testConv) *session.Session {
 	t.Helper()
-	s, err := c.Store.Get(context.Background(), c.ID)
+	s, err := c.store.Get(context.Background(), c.ID())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package assembly_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -9,8 +10,10 @@ import (
 
 	"github.com/skillkit/skillkit/assembly"
 	"github.com/skillkit/skillkit/conversation"
+	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/tools"
 )
 
 // isPrefix reports whether prev is a byte-exact prefix of next: prev's
@@ -113,11 +116,54 @@ func randomCall(r *rand.Rand) (string, string) {
 	}
 }
 
+// toolNaming is how an episode's agent names its tools: prefix goes before
+// every skill tool's name (as an MCP client prefixes a server's tools),
+// and playbook adds a user tool that loads skills in its own way.
+type toolNaming struct {
+	prefix   string
+	playbook bool
+}
+
+// tools returns the tool set of the naming.
+func (n toolNaming) set() tools.Set {
+	var ts []tools.Tool
+	for _, t := range tools.Defaults() {
+		t.Name = n.prefix + t.Name
+		ts = append(ts, t)
+	}
+	if n.playbook {
+		ts = append(ts, playbook())
+	}
+	return tools.Static(ts)
+}
+
+// playbook is a user tool, not one of the skill tools, that loads a skill
+// with all its documents: its records must place the content like
+// skill_load's.
+func playbook() tools.Tool {
+	type args struct {
+		Skill string `json:"skill"`
+	}
+	return tools.New("open_playbook", "Open a playbook.", func(ctx context.Context, c tools.Call, a args) (tools.Result, error) {
+		if _, ok := c.Skills.Lookup(a.Skill); !ok {
+			return tools.Errorf("Error: no playbook %q", a.Skill), nil
+		}
+		docs, err := c.Skills.Docs(ctx, a.Skill)
+		if err != nil {
+			return tools.Result{}, err
+		}
+		return tools.Result{Text: "opened " + a.Skill, Effects: []tools.Effect{{Kind: tools.EffectLoad, Skill: a.Skill, DocsMode: tools.DocsReplace, AllDocs: true, Docs: docs}}}, nil
+	})
+}
+
 // runEpisode drives one random episode and calls check with every pair of
 // consecutive requests of the same turn.
-func runEpisode(t *testing.T, seed uint64, cfg conversation.Config, snap *registry.Snapshot, check func(step int, what string, prev, next *assembly.Request)) {
+func runEpisode(t *testing.T, seed uint64, cfg conversation.Options, naming toolNaming, snap *registry.Snapshot, check func(step int, what string, prev, next *assembly.Request)) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	if naming != (toolNaming{}) {
+		cfg.Tools = naming.set()
+	}
 	c := newConv(t, session.NewMemoryStore(nil), cfg, "main", snap)
 	user(t, c, "start")
 	prev, prevTurn := request(t, c), getSession(t, c).Turn()
@@ -130,14 +176,25 @@ func runEpisode(t *testing.T, seed uint64, cfg conversation.Config, snap *regist
 		case 2:
 			// A declared load (may be invalid; then nothing is recorded).
 			name := episodeSkills[r.IntN(len(episodeSkills))]
-			req := session.LoadRequest{Name: name, IncludeAllDocs: r.IntN(3) == 0}
-			if !req.IncludeAllDocs && r.IntN(2) == 0 {
+			req := loadstate.Declaration{Skill: name, AllDocs: r.IntN(3) == 0}
+			if !req.AllDocs && r.IntN(2) == 0 {
 				req.Docs = episodeDocs[name][:1]
 			}
 			what = fmt.Sprintf("declare %+v", req)
-			_, _ = c.Declare(t.Context(), []session.LoadRequest{req})
+			_, _ = c.Declare(t.Context(), []loadstate.Declaration{req})
+		case 3:
+			if naming.playbook {
+				name := episodeSkills[r.IntN(len(episodeSkills))]
+				what = "open_playbook " + name
+				if _, err := c.Call(t.Context(), "open_playbook", json.RawMessage(`{"skill":"`+name+`"}`)); err != nil {
+					t.Fatalf("seed %d step %d: %s: %v", seed, step, what, err)
+				}
+				break
+			}
+			fallthrough
 		default:
 			tool, args := randomCall(r)
+			tool = naming.prefix + tool
 			what = tool + " " + args
 			if _, err := c.Call(t.Context(), tool, json.RawMessage(args)); err != nil {
 				t.Fatalf("seed %d step %d: %s: %v", seed, step, what, err)
@@ -157,23 +214,35 @@ func runEpisode(t *testing.T, seed uint64, cfg conversation.Config, snap *regist
 // other lifetimes trade that for tracking unloads (see TestPrefixBrokenBy).
 func TestDefaultPlacementPrefixProperty(t *testing.T) {
 	snap := newSnapshot(t, skillFiles)
-	configs := map[string]conversation.Config{
+	configs := map[string]struct {
+		cfg    conversation.Options
+		naming toolNaming
+	}{
 		"turn":               {},
-		"turn max_loaded=1":  {MaxLoaded: 1},
-		"turn max_loaded=2":  {MaxLoaded: 2},
-		"turn list catalog":  {CatalogFormat: assembly.FormatList, MaxLoaded: 3},
-		"turn system prompt": {System: "You are terse."},
+		"turn max_loaded=1":  {cfg: conversation.Options{MaxLoaded: 1}},
+		"turn max_loaded=2":  {cfg: conversation.Options{MaxLoaded: 2}},
+		"turn list catalog":  {cfg: conversation.Options{Catalog: assembly.CatalogOptions{Format: assembly.FormatList}, MaxLoaded: 3}},
+		"turn system prompt": {cfg: conversation.Options{System: "You are terse."}},
+		// Content is placed by what each call recorded, never by a tool's
+		// name: prefixed skill tools and a user tool that loads skills keep
+		// the property.
+		"turn prefixed tools":      {naming: toolNaming{prefix: "skills_"}},
+		"turn user tool loads":     {naming: toolNaming{playbook: true}, cfg: conversation.Options{MaxLoaded: 2}},
+		"turn prefixed and a user": {naming: toolNaming{prefix: "mcp__", playbook: true}},
 	}
 	episodes := 15
 	if testing.Short() {
 		episodes = 10
 	}
-	for name, cfg := range configs {
+	for name, tc := range configs {
 		t.Run(name, func(t *testing.T) {
-			checked := 0
+			checked, loaded := 0, 0
 			for seed := range uint64(episodes) {
-				runEpisode(t, seed, cfg, snap, func(step int, what string, prev, next *assembly.Request) {
+				runEpisode(t, seed, tc.cfg, tc.naming, snap, func(step int, what string, prev, next *assembly.Request) {
 					checked++
+					if strings.Contains(next.Messages[len(next.Messages)-1].Content, "[Loaded] ") {
+						loaded++
+					}
 					if ok, at := isPrefix(t, prev, next); !ok {
 						t.Fatalf("seed %d step %d (%s): request is not a prefix of the next; first difference at message %d\nprev message:\n%s\nnext message:\n%s", seed, step, what, at, msgAt(prev, at), msgAt(next, at))
 					}
@@ -181,6 +250,11 @@ func TestDefaultPlacementPrefixProperty(t *testing.T) {
 			}
 			if checked < episodes*15 {
 				t.Fatalf("only %d request pairs compared; the episodes are too short to mean anything", checked)
+			}
+			// The episodes must place content, or the property holds
+			// trivially (a renamed tool whose loads were dropped would).
+			if loaded < episodes {
+				t.Fatalf("only %d requests ended with loaded content in %d episodes", loaded, episodes)
 			}
 		})
 	}
@@ -195,17 +269,17 @@ func TestPrefixBrokenBy(t *testing.T) {
 	snap := newSnapshot(t, skillFiles)
 	tests := []struct {
 		name  string
-		cfg   conversation.Config
+		cfg   conversation.Options
 		steps [][2]string // calls after the first request
 		at    int         // first differing message
 	}{
-		{"system placement, load", conversation.Config{Placement: assembly.PlacementSystem, System: "S"},
+		{"system placement, load", conversation.Options{Placement: assembly.PlacementSystem, System: "S"},
 			[][2]string{{"skill_load", `{"skill":"alpha"}`}}, 0},
-		{"once lifetime, next step", conversation.Config{Mode: session.ModeOnce},
+		{"once lifetime, next step", conversation.Options{Lifetime: loadstate.Once},
 			[][2]string{{"skill_load", `{"skill":"alpha"}`}, {"skill_list_docs", `{"skill":"beta"}`}}, 3},
-		{"session lifetime, eviction", conversation.Config{Mode: session.ModeSession, MaxLoaded: 1},
+		{"session lifetime, eviction", conversation.Options{Lifetime: loadstate.Session, MaxLoaded: 1},
 			[][2]string{{"skill_load", `{"skill":"alpha"}`}, {"skill_load", `{"skill":"beta"}`}}, 3},
-		{"session lifetime, documents cleared", conversation.Config{Mode: session.ModeSession},
+		{"session lifetime, documents cleared", conversation.Options{Lifetime: loadstate.Session},
 			[][2]string{{"skill_load", `{"skill":"alpha","docs":["references/a.md"]}`}, {"skill_select_docs", `{"skill":"alpha","mode":"clear"}`}}, 3},
 	}
 	for _, tt := range tests {

@@ -1,33 +1,36 @@
 // Package assembly builds the exact next model request — messages and
 // tools — from a system prompt, a session's events and load state, and a
-// registry snapshot.
+// registry snapshot. It reads what each event recorded it brought into the
+// conversation (session.Load records) and never a tool's name, so renamed,
+// prefixed and user-written tools that load skills place their content
+// like the built-in ones.
 //
 // Loaded skill content is materialised at request time; the session
 // stores only small state keys and short tool-result stubs. Two
 // placements decide where the content goes:
 //
-//   - tool-result (the default): each skill_load / skill_select_docs /
-//     skill result carries the content that call introduced. Within a turn
-//     earlier messages never change, so every request is a byte-exact
-//     prefix of the next and the provider's prompt cache is fully reused.
+//   - tool-result (the default): the result of each call that loaded a
+//     skill or selected documents carries the content that call brought.
+//     Within a turn earlier messages never change, so every request is a
+//     byte-exact prefix of the next and the provider's prompt cache is
+//     fully reused.
 //   - system: the content of every loaded skill is appended to the system
 //     message, sorted by name. Any load changes the very first message.
 //
-// A skill_select_docs call that loads a skill not loaded before also
-// carries its instructions. When a loaded skill has no tool result in the
-// history sent, a dedicated "Loaded skill context:" system message
-// carries it: right after the event that recorded the load (a declared
-// load), showing the documents selected at that point, or at the start
-// when that event was cut (Input.From) — unless a session summary
-// replaced that history (then it is skipped, as upstream does, except
-// when the load happened in the current turn).
+// When a loaded skill has no tool result in the history sent, a dedicated
+// "Loaded skill context:" system message carries it: right after the
+// event that recorded the load (a declared load), showing the documents
+// it selected, or at the start when that event was cut (Input.From) —
+// unless a session summary replaced that history (then it is skipped,
+// except when the load happened in the current turn).
 //
-// Lifetimes at turn boundaries: with turn (the default) a user message
-// unloads everything, so a new turn's requests show nothing from earlier
-// turns and skills are loaded again as needed; session keeps each result
-// live while its skill stays loaded (an eviction rewrites the evicted
-// skill's earlier results); once shows content until the model's next
-// step, so every step rewrites the previous result.
+// Lifetimes, read from each record: with turn (the default) the agent's
+// next user message ends the content of earlier turns; session keeps each
+// result live while its skill stays loaded (an eviction rewrites the
+// evicted skill's earlier results); once shows content until the model's
+// next step, so every step rewrites the previous result. User messages
+// are sent to the agent they are addressed to (Event.Agent), or to every
+// agent when they name none.
 package assembly
 
 import (
@@ -37,29 +40,56 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Placement says where loaded skill content goes in a request.
-type Placement string
+// Placement says where loaded skill content goes in a request. The zero
+// value is PlacementToolResult.
+type Placement int
 
 const (
 	// PlacementToolResult puts content in the tool result of the call that
-	// loaded it.
-	PlacementToolResult Placement = "tool-result"
+	// loaded it. The default.
+	PlacementToolResult Placement = iota
 	// PlacementSystem appends content to the system message.
-	PlacementSystem Placement = "system"
+	PlacementSystem
 )
 
-// DefaultPlacement keeps every request within a turn a byte-exact prefix
-// of the next.
-const DefaultPlacement = PlacementToolResult
+// String returns the placement's name: "tool-result" or "system".
+func (p Placement) String() string {
+	switch p {
+	case PlacementToolResult:
+		return "tool-result"
+	case PlacementSystem:
+		return "system"
+	}
+	return fmt.Sprintf("Placement(%d)", int(p))
+}
 
 // ParsePlacement reads a placement name; anything else is an error naming
 // the value.
 func ParsePlacement(s string) (Placement, error) {
-	switch p := Placement(s); p {
-	case PlacementToolResult, PlacementSystem:
-		return p, nil
+	for _, p := range []Placement{PlacementToolResult, PlacementSystem} {
+		if s == p.String() {
+			return p, nil
+		}
 	}
-	return "", fmt.Errorf("placement %q is not one of tool-result, system", s)
+	return 0, fmt.Errorf("placement %q is not one of tool-result, system", s)
+}
+
+// MarshalText encodes the placement by name.
+func (p Placement) MarshalText() ([]byte, error) {
+	if p != PlacementToolResult && p != PlacementSystem {
+		return nil, fmt.Errorf("placement %d is not one of PlacementToolResult, PlacementSystem", int(p))
+	}
+	return []byte(p.String()), nil
+}
+
+// UnmarshalText decodes a placement name (see ParsePlacement).
+func (p *Placement) UnmarshalText(b []byte) error {
+	v, err := ParsePlacement(string(b))
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
 }
 
 // Request is one model request in the OpenAI Chat Completions shape.

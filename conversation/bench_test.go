@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/skillkit/skillkit/conversation"
+	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
 )
 
@@ -13,7 +14,7 @@ import (
 // skill whose body is cached) through a Conversation on the memory store:
 // reading the session, the tool, and appending the assistant and tool
 // events with their state changes. The session is reset every 200 calls
-// so its history stays short, as in one turn. Target (issue 3): ≤ 20 µs.
+// so its history stays short, as in one turn. Target: ≤ 20 µs.
 func BenchmarkCallCached(b *testing.B) {
 	ctx := context.Background()
 	snap := newSnap(b)
@@ -21,11 +22,12 @@ func BenchmarkCallCached(b *testing.B) {
 	args := json.RawMessage(`{"name":"alpha"}`)
 	var c *conversation.Conversation
 	fresh := func() {
-		s, err := store.Create(ctx, "", conversation.Config{}.Meta())
+		s, err := store.Create(ctx, "", nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if c, err = conversation.Open(ctx, store, s.ID, "a", snap); err != nil {
+		opts := &conversation.Options{Skills: func(context.Context) *registry.Snapshot { return snap }}
+		if c, err = conversation.Open(ctx, store, s.ID, "a", opts); err != nil {
 			b.Fatal(err)
 		}
 	}

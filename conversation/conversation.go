@@ -1,165 +1,178 @@
-// Package conversation records one agent's side of a session — user
-// messages, tool calls and their results, declared loads — applying the
-// load lifetime and the loaded-skills cap, and builds the next model
-// request from what was recorded.
+// Package conversation records one agent's side of a stored session the
+// way a model's turn happens — a user message, then the model's answers
+// (text and any number of tool calls, with the provider's call IDs) and
+// every call's result — applying load lifetimes and the loaded-skills
+// cap, and builds the next model request from what was recorded.
 //
-// It is the layer the agent runtime drives once per model step and that
-// `skillkit session` drives by hand. Every change goes through the
-// session Store as events whose state changes are part of the same append;
-// building a request never changes the session.
+// A Conversation is what the agent runtime drives once per model step
+// (Request → model → Respond) and what `skillkit session` drives by hand.
+// Every change goes through the session Store as events whose state
+// changes and load records are part of the same atomic append; building a
+// request never changes the session.
 package conversation
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/skillkit/skillkit/assembly"
+	"github.com/skillkit/skillkit/catalog"
+	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/tools"
 )
 
-// Config is a conversation's behaviour. It is stored in the session's
-// metadata so every later command sees the same settings.
-type Config struct {
-	// Roots are the skill roots the session reads, as absolute paths.
-	// They are fixed when the session is made (skillkit session new
-	// resolves the default roots then); empty means no skills.
-	Roots []string `json:"roots,omitempty"`
-	// Mode is the load lifetime ("" means session.DefaultMode).
-	Mode session.Mode `json:"mode"`
-	// Placement of loaded content ("" means assembly.DefaultPlacement).
-	Placement assembly.Placement `json:"placement"`
-	// MaxLoaded caps the loaded skills per agent (0: no cap).
-	MaxLoaded int `json:"max_loaded"`
-	// Tools are the tool names exposed (empty: tools.DefaultNames()).
-	Tools []string `json:"tools,omitempty"`
+// DefaultMaxParallel is how many tool calls of one answer run at once when
+// Options.MaxParallel is 0.
+const DefaultMaxParallel = 4
+
+// ErrInvalidAnswer wraps the error Respond returns for an answer that
+// cannot be recorded as the model gave it (two calls with one ID, a call
+// without a tool name); nothing is recorded then.
+var ErrInvalidAnswer = errors.New("conversation: invalid model answer")
+
+// Options configures a conversation. A nil *Options means defaults: no
+// skills, the default skill tools, turn lifetime, tool-result placement,
+// no cap, the reminder catalog.
+type Options struct {
+	// Skills returns the skills a request sees (filters applied); it is
+	// called once per request and per answer. Nil means no skills.
+	Skills func(ctx context.Context) *registry.Snapshot
+	// Tools chooses the tools of each request from the agent's load state;
+	// nil means tools.Static(tools.Defaults()).
+	Tools tools.Set
 	// System is the system prompt.
-	System string `json:"system,omitempty"`
-	// CatalogFormat is assembly.FormatReminder (default) or FormatList.
-	CatalogFormat string `json:"catalog_format,omitempty"`
+	System string
+	// Lifetime is how long loads last.
+	Lifetime loadstate.Lifetime
+	// Placement is where loaded content goes in requests.
+	Placement assembly.Placement
+	// MaxLoaded caps the loaded skills, least recently used evicted first
+	// (0: no cap).
+	MaxLoaded int
+	// Catalog configures the skill catalog published to the agent.
+	Catalog assembly.CatalogOptions
+	// MaxParallel bounds the tool calls of one answer that run at once;
+	// 0 means DefaultMaxParallel.
+	MaxParallel int
 }
 
-// MetaKey is the session metadata key holding the JSON Config.
-const MetaKey = "skillkit.conversation"
-
-// Normalize fills defaults and validates every field; an invalid value is
-// an error naming the field.
-func (c Config) Normalize() (Config, error) {
-	if c.Mode == "" {
-		c.Mode = session.DefaultMode
-	}
-	if _, err := session.ParseMode(string(c.Mode)); err != nil {
-		return c, fmt.Errorf("config mode: %w", err)
-	}
-	if c.Placement == "" {
-		c.Placement = assembly.DefaultPlacement
-	}
-	if _, err := assembly.ParsePlacement(string(c.Placement)); err != nil {
-		return c, fmt.Errorf("config placement: %w", err)
-	}
-	if c.MaxLoaded < 0 {
-		return c, fmt.Errorf("config max_loaded is %d; use 0 for no cap or a positive count", c.MaxLoaded)
-	}
-	switch c.CatalogFormat {
-	case "":
-		c.CatalogFormat = assembly.FormatReminder
-	case assembly.FormatReminder, assembly.FormatList:
-	default:
-		return c, fmt.Errorf("config catalog_format %q is not one of reminder, list", c.CatalogFormat)
-	}
-	if len(c.Tools) == 0 {
-		c.Tools = tools.DefaultNames()
-	}
-	// Names are checked here for shape only: tools built by the caller
-	// (workspace_exec needs a workspace and a sandbox) are known only to
-	// Open, which checks every name against what it was given.
-	seen := map[string]bool{}
-	for _, n := range c.Tools {
-		if n == "" || seen[n] {
-			return c, fmt.Errorf("config tools: name %q is empty or listed twice; list each tool once", n)
-		}
-		seen[n] = true
-	}
-	return c, nil
-}
-
-// Meta encodes the config as session metadata.
-func (c Config) Meta() map[string]string {
-	b, _ := json.Marshal(c)
-	return map[string]string{MetaKey: string(b)}
-}
-
-// ConfigFromMeta decodes the config stored by Meta.
-func ConfigFromMeta(meta map[string]string) (Config, error) {
-	raw, ok := meta[MetaKey]
-	if !ok {
-		return Config{}, fmt.Errorf("session has no %s metadata; it was not created by skillkit session new", MetaKey)
-	}
-	var c Config
-	if err := json.Unmarshal([]byte(raw), &c); err != nil {
-		return Config{}, fmt.Errorf("session metadata %s: %w", MetaKey, err)
-	}
-	return c.Normalize()
-}
-
-// Conversation is one agent's handle on a stored session.
+// Conversation is one agent's handle on a stored session. It is safe for
+// concurrent use; concurrent answers on one session are recorded one
+// after the other, each against the state at its own append.
 type Conversation struct {
-	Store  session.Store
-	ID     string
-	Agent  string
-	Config Config
-	// Skills is the snapshot (already filtered for the request) tools and
-	// requests use.
-	Skills *registry.Snapshot
-	// Tools are the exposed tools, built from Config.Tools (plus extras
-	// such as workspace_exec supplied by the caller).
-	Tools []tools.Tool
+	store session.Store
+	id    string
+	agent string
+	opts  Options
 }
 
-// ErrUnknownTool is returned by Call for a tool the agent does not expose.
-var ErrUnknownTool = errors.New("tool not exposed")
-
-// Open prepares a conversation over an existing session. extra supplies
-// tools built elsewhere (by name in Config.Tools).
-func Open(ctx context.Context, store session.Store, id, agent string, snap *registry.Snapshot, extra ...tools.Tool) (*Conversation, error) {
+// Open returns agent's conversation over the existing session id. Every
+// option is checked here; an invalid one is an error naming the field.
+func Open(ctx context.Context, store session.Store, id, agent string, opts *Options) (*Conversation, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("conversation: Options.%w", err)
+	}
+	if store == nil {
+		return nil, errors.New("conversation: the store is nil; pass a session.Store such as session.NewMemoryStore(nil)")
+	}
 	if agent == "" {
-		return nil, fmt.Errorf("agent name is empty; use a name such as %q", "default")
+		return nil, fmt.Errorf("conversation: the agent name is empty; use a name such as %q", "assistant")
 	}
-	s, err := store.Get(ctx, id)
+	if _, _, err := store.State(ctx, id); err != nil {
+		return nil, err
+	}
+	if o.Tools == nil {
+		o.Tools = tools.Static(tools.Defaults())
+	}
+	if o.MaxParallel == 0 {
+		o.MaxParallel = DefaultMaxParallel
+	}
+	return &Conversation{store: store, id: id, agent: agent, opts: o}, nil
+}
+
+// Validate reports the first unusable option; the error starts with the
+// field's name and says what to use instead. Open calls it.
+func (o *Options) Validate() error {
+	switch {
+	case !o.Lifetime.Valid():
+		return fmt.Errorf("Lifetime %d is not one of loadstate.Once, Turn, Session", int(o.Lifetime))
+	case o.Placement != assembly.PlacementToolResult && o.Placement != assembly.PlacementSystem:
+		return fmt.Errorf("Placement %d is not one of assembly.PlacementToolResult, PlacementSystem", int(o.Placement))
+	case o.MaxLoaded < 0:
+		return fmt.Errorf("MaxLoaded is %d; use 0 for no cap or a positive count", o.MaxLoaded)
+	case o.MaxParallel < 0:
+		return fmt.Errorf("MaxParallel is %d; use 0 for %d or a positive count", o.MaxParallel, DefaultMaxParallel)
+	case o.Catalog.Format != assembly.FormatReminder && o.Catalog.Format != assembly.FormatList:
+		return fmt.Errorf("Catalog.Format %d is not one of assembly.FormatReminder, FormatList", int(o.Catalog.Format))
+	}
+	if _, err := catalog.New(nil, &catalog.Options{DescriptionMaxLength: o.Catalog.DescriptionMaxLength}); err != nil {
+		return fmt.Errorf("Catalog.DescriptionMaxLength: %w", err)
+	}
+	return nil
+}
+
+// ID returns the session's ID.
+func (c *Conversation) ID() string { return c.id }
+
+// Agent returns the agent's name.
+func (c *Conversation) Agent() string { return c.agent }
+
+// skills returns the snapshot of this request or answer.
+func (c *Conversation) skills(ctx context.Context) *registry.Snapshot {
+	if c.opts.Skills == nil {
+		return nil
+	}
+	return c.opts.Skills(ctx)
+}
+
+// toolsFor returns the tools offered in the given load state, checked.
+func (c *Conversation) toolsFor(ctx context.Context, st loadstate.View) ([]tools.Tool, error) {
+	ts, err := c.opts.Tools.Tools(ctx, st)
+	if err != nil {
+		return nil, fmt.Errorf("conversation: the tool set of agent %q: %w", c.agent, err)
+	}
+	if err := tools.Check(ts); err != nil {
+		return nil, fmt.Errorf("conversation: the tool set of agent %q: %w", c.agent, err)
+	}
+	return ts, nil
+}
+
+// Tools returns the tools the agent's next request offers.
+func (c *Conversation) Tools(ctx context.Context) ([]tools.Tool, error) {
+	state, _, err := c.store.State(ctx, c.id)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := ConfigFromMeta(s.Meta)
-	if err != nil {
-		return nil, fmt.Errorf("session %s: %w", id, err)
-	}
-	ts, err := tools.Select(cfg.Tools, extra...)
-	if err != nil {
-		return nil, err
-	}
-	return &Conversation{Store: store, ID: id, Agent: agent, Config: cfg, Skills: snap, Tools: ts}, nil
+	return c.toolsFor(ctx, loadstate.Of(state, c.agent))
 }
 
 // PublishCatalog appends the agent's catalog (or its replacement) when it
 // differs from the one the agent saw last. It reports whether an event was
-// appended.
+// appended. The check and the append are one atomic step, so concurrent
+// callers publish once.
 func (c *Conversation) PublishCatalog(ctx context.Context) (bool, error) {
-	state, _, err := c.Store.State(ctx, c.ID)
+	ts, err := c.Tools(ctx)
 	if err != nil {
 		return false, err
 	}
-	ev, err := assembly.CatalogEvent(&session.Session{ID: c.ID, State: state}, c.Agent, c.Skills, c.Tools, &assembly.CatalogOptions{Format: c.Config.CatalogFormat})
-	if err != nil || ev == nil {
-		return false, err
-	}
-	_, err = c.Store.Append(ctx, c.ID, *ev)
-	return err == nil, err
+	snap := c.skills(ctx)
+	evs, err := c.store.AppendFunc(ctx, c.id, func(state map[string]string, _ int64) ([]session.Event, error) {
+		ev, err := assembly.CatalogEvent(state, c.agent, snap, ts, &c.opts.Catalog)
+		if err != nil || ev == nil {
+			return nil, err
+		}
+		return []session.Event{*ev}, nil
+	})
+	return len(evs) > 0, err
 }
 
 // mentionRE finds direct invocations: "/name" at the start of the message
@@ -170,9 +183,9 @@ var mentionRE = regexp.MustCompile(`(?:^|\s)/([a-z0-9]+(?:-[a-z0-9]+)*)(?:$|[\s.
 type invocation struct{ name, text string }
 
 // invocations renders the skills text invokes directly (/name) that exist
-// and that the user may invoke, in order of first mention. Other
-// /words are left alone: they may be paths or commands.
-func (c *Conversation) invocations(ctx context.Context, text string) []invocation {
+// and that the user may invoke, in order of first mention. Other /words
+// are left alone: they may be paths or commands.
+func invocations(ctx context.Context, snap *registry.Snapshot, text string) []invocation {
 	var out []invocation
 	seen := map[string]bool{}
 	for _, m := range mentionRE.FindAllStringSubmatch(text, -1) {
@@ -181,53 +194,71 @@ func (c *Conversation) invocations(ctx context.Context, text string) []invocatio
 			continue
 		}
 		seen[name] = true
-		if block, err := tools.RenderUserSkill(ctx, c.Skills, name); err == nil {
+		if block, err := tools.RenderUserSkill(ctx, snap, name); err == nil {
 			out = append(out, invocation{name, block})
 		}
 	}
 	return out
 }
 
-// User records a user message, which starts a turn. In turn mode the
-// message's state change unloads every agent's skills; the agent's
-// catalog is republished first when the skill set changed. A skill the
-// message invokes directly (/name, for any user-invocable skill, including
-// those hidden from the model) is added right after it as the skill tool's
-// rendered block and marked loaded, so its files can be read and run.
+// User records a user message addressed to this agent, which starts the
+// agent's turn: under the turn lifetime it unloads the agent's skills.
+// The agent's catalog is published first when the skill set changed. A
+// skill the message invokes directly (/name, for any user-invocable
+// skill, including those hidden from the model) is added right after it
+// as the skill tool's rendered block and marked loaded, so its files can
+// be read and run. It returns the user event as stored.
 func (c *Conversation) User(ctx context.Context, text string) (session.Event, error) {
-	if _, err := c.PublishCatalog(ctx); err != nil {
+	ts, err := c.Tools(ctx)
+	if err != nil {
 		return session.Event{}, err
 	}
-	invoked := c.invocations(ctx, text)
-	evs, err := c.Store.AppendFunc(ctx, c.ID, func(state map[string]string, _ int64) ([]session.Event, error) {
-		user := session.Event{Kind: session.KindUser, Text: text}
-		if c.Config.Mode == session.ModeTurn {
-			if d := session.ResetDelta(state, ""); len(d) > 0 {
+	snap := c.skills(ctx)
+	invoked := invocations(ctx, snap, text)
+	var userAt int
+	evs, err := c.store.AppendFunc(ctx, c.id, func(state map[string]string, _ int64) ([]session.Event, error) {
+		var out []session.Event
+		cat, err := assembly.CatalogEvent(state, c.agent, snap, ts, &c.opts.Catalog)
+		if err != nil {
+			return nil, err
+		}
+		if cat != nil {
+			out = append(out, *cat)
+			session.ApplyDelta(state, cat.StateDelta)
+		}
+		user := session.Event{Kind: session.KindUser, Agent: c.agent, Text: text}
+		if c.opts.Lifetime == loadstate.Turn {
+			if d := loadstate.Reset(state, c.agent); len(d) > 0 {
 				user.StateDelta = d
 				session.ApplyDelta(state, d)
 			}
 		}
-		out := []session.Event{user}
+		userAt = len(out)
+		out = append(out, user)
 		for _, inv := range invoked {
-			d, err := session.EffectsDelta(state, c.Agent, []tools.Effect{{Kind: tools.EffectLoad, Skill: inv.name, DocsMode: tools.DocsKeep}}, c.Config.MaxLoaded)
+			effects := []tools.Effect{{Kind: tools.EffectLoad, Skill: inv.name, DocsMode: tools.DocsKeep, Inline: true}}
+			loads := loadstate.Records(state, c.agent, effects, c.opts.Lifetime)
+			d, err := loadstate.Apply(state, c.agent, effects, c.opts.MaxLoaded)
 			if err != nil {
 				return nil, err
 			}
 			session.ApplyDelta(state, d)
-			out = append(out, session.Event{Kind: session.KindContext, Agent: c.Agent, Text: inv.text, StateDelta: d})
+			out = append(out, session.Event{Kind: session.KindContext, Agent: c.agent, Text: inv.text, StateDelta: d, Loads: loads})
 		}
 		return out, nil
 	})
 	if err != nil {
 		return session.Event{}, err
 	}
-	return evs[0], nil
+	return evs[userAt], nil
 }
 
-// Declare validates declared loads atomically (session.ResolveLoads) and
-// records them as one state event; no tool call or result is invented.
-func (c *Conversation) Declare(ctx context.Context, reqs []session.LoadRequest) (session.Event, error) {
-	effects, err := session.ResolveLoads(ctx, c.Skills, reqs, c.Config.MaxLoaded)
+// Declare validates declared loads atomically (loadstate.Declare) against
+// the skills of the next request and records them as one state event
+// carrying their load records; no tool call or result is invented. The
+// next request shows them in a "Loaded skill context:" message.
+func (c *Conversation) Declare(ctx context.Context, decls []loadstate.Declaration) (session.Event, error) {
+	effects, err := loadstate.Declare(ctx, c.skills(ctx), decls, c.opts.MaxLoaded)
 	if err != nil {
 		return session.Event{}, err
 	}
@@ -235,12 +266,14 @@ func (c *Conversation) Declare(ctx context.Context, reqs []session.LoadRequest) 
 	for i, e := range effects {
 		names[i] = e.Skill
 	}
-	evs, err := c.Store.AppendFunc(ctx, c.ID, func(state map[string]string, _ int64) ([]session.Event, error) {
-		delta, err := session.EffectsDelta(state, c.Agent, effects, c.Config.MaxLoaded)
+	evs, err := c.store.AppendFunc(ctx, c.id, func(state map[string]string, _ int64) ([]session.Event, error) {
+		loads := loadstate.Records(state, c.agent, effects, c.opts.Lifetime)
+		delta, err := loadstate.Apply(state, c.agent, effects, c.opts.MaxLoaded)
 		if err != nil {
 			return nil, err
 		}
-		return []session.Event{{Kind: session.KindState, Agent: c.Agent, Text: "declared loads: " + strings.Join(names, ", "), StateDelta: delta}}, nil
+		return []session.Event{{Kind: session.KindState, Agent: c.agent, Text: "declared loads: " + strings.Join(names, ", "),
+			StateDelta: delta, Loads: loads}}, nil
 	})
 	if err != nil {
 		return session.Event{}, err
@@ -248,81 +281,18 @@ func (c *Conversation) Declare(ctx context.Context, reqs []session.LoadRequest) 
 	return evs[0], nil
 }
 
-// Call records a model tool call and its result: the assistant message
-// carrying the call (in once mode its state change unloads what the
-// request that produced it showed), then the tool result with the load
-// changes the tool asked for. When the skill set changed since the agent's
-// catalog was published, a replacement catalog follows.
-func (c *Conversation) Call(ctx context.Context, tool string, args json.RawMessage) (tools.Result, error) {
-	var t *tools.Tool
-	for i := range c.Tools {
-		if c.Tools[i].Name == tool {
-			t = &c.Tools[i]
-		}
-	}
-	if t == nil {
-		names := make([]string, len(c.Tools))
-		for i, x := range c.Tools {
-			names[i] = x.Name
-		}
-		return tools.Result{}, fmt.Errorf("%w: %q; this agent exposes %s", ErrUnknownTool, tool, strings.Join(names, ", "))
-	}
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
-	if !json.Valid(args) {
-		return tools.Result{}, fmt.Errorf("tool arguments are not valid JSON: %s", args)
-	}
-	// The tool runs outside the store's lock (it may run a command for a
-	// minute) against the state as the model saw it: in once mode that is
-	// before this response's reset, so a skill loaded for the request the
-	// model is answering can still be read or run.
-	state, _, err := c.Store.State(ctx, c.ID)
-	if err != nil {
-		return tools.Result{}, err
-	}
-	res := t.Call(ctx, tools.Call{Args: args, Skills: c.Skills, State: session.NewAgentState(state, c.Agent)})
-	// The assistant message and its result are appended together, and
-	// their state changes are computed from the state at that moment:
-	// concurrent calls on one session neither lose a change nor share a
-	// call ID, and a crash never leaves a call without its result.
-	_, err = c.Store.AppendFunc(ctx, c.ID, func(state map[string]string, lastSeq int64) ([]session.Event, error) {
-		callID := "call_" + strconv.FormatInt(lastSeq+1, 10)
-		asst := session.Event{Kind: session.KindAssistant, Agent: c.Agent,
-			ToolCalls: []session.ToolCall{{ID: callID, Name: tool, Arguments: string(args)}}}
-		if c.Config.Mode == session.ModeOnce {
-			if d := session.ResetDelta(state, c.Agent); len(d) > 0 {
-				asst.StateDelta = d
-				session.ApplyDelta(state, d)
-			}
-		}
-		ev := session.Event{Kind: session.KindTool, Agent: c.Agent, ToolCallID: callID, ToolName: tool, Text: res.Text, IsError: res.IsError}
-		if !res.IsError && len(res.Effects) > 0 {
-			d, err := session.EffectsDelta(state, c.Agent, res.Effects, c.Config.MaxLoaded)
-			if err != nil {
-				return nil, err
-			}
-			ev.StateDelta = d
-		}
-		return []session.Event{asst, ev}, nil
-	})
-	if err != nil {
-		return res, err
-	}
-	// A skill set that changed during the turn is announced before the
-	// next request, after what is already there.
-	if _, err := c.PublishCatalog(ctx); err != nil {
-		return res, err
-	}
-	return res, nil
-}
-
-// Request builds the next model request. It never changes the session.
+// Request builds the next model request: the agent's history with loaded
+// content placed where the placement says, and the tools its load state
+// offers. It never changes the session.
 func (c *Conversation) Request(ctx context.Context) (*assembly.Request, error) {
-	s, err := c.Store.Get(ctx, c.ID)
+	s, err := c.store.Get(ctx, c.id)
 	if err != nil {
 		return nil, err
 	}
-	return assembly.Assemble(ctx, assembly.Input{System: c.Config.System, Session: s, Agent: c.Agent, Skills: c.Skills, Tools: c.Tools},
-		&assembly.Options{Placement: c.Config.Placement, Mode: c.Config.Mode})
+	ts, err := c.toolsFor(ctx, loadstate.Of(s.State, c.agent))
+	if err != nil {
+		return nil, err
+	}
+	return assembly.Assemble(ctx, assembly.Input{System: c.opts.System, Session: s, Agent: c.agent, Skills: c.skills(ctx), Tools: ts},
+		&assembly.Options{Placement: c.opts.Placement})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillkit/skillkit/assembly"
 	"github.com/skillkit/skillkit/conversation"
+	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/session/sqlitestore"
@@ -76,24 +77,49 @@ func stores(t *testing.T, f func(t *testing.T, store session.Store)) {
 	})
 }
 
-func open(t *testing.T, store session.Store, cfg conversation.Config, snap *registry.Snapshot) *conversation.Conversation {
-	t.Helper()
-	cfg, err := cfg.Normalize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Create(t.Context(), "", cfg.Meta())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := conversation.Open(t.Context(), store, s.ID, "main", snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+// conv is a conversation with the store and options it was opened with.
+type conv struct {
+	*conversation.Conversation
+	store session.Store
+	opts  conversation.Options
 }
 
-func do(t *testing.T, c *conversation.Conversation, step string) {
+// open creates a session in store and opens agent main's conversation on
+// it with opts, its skills being snap.
+func open(t *testing.T, store session.Store, opts conversation.Options, snap *registry.Snapshot) *conv {
+	t.Helper()
+	s, err := store.Create(t.Context(), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Skills = func(context.Context) *registry.Snapshot { return snap }
+	c, err := conversation.Open(t.Context(), store, s.ID, "main", &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &conv{c, store, opts}
+}
+
+// as opens agent's conversation on c's session, with c's options.
+func (c *conv) as(t *testing.T, agent string) *conv {
+	t.Helper()
+	o, err := conversation.Open(t.Context(), c.store, c.ID(), agent, &c.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &conv{o, c.store, c.opts}
+}
+
+func (c *conv) session(t *testing.T) *session.Session {
+	t.Helper()
+	s, err := c.store.Get(t.Context(), c.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func do(t *testing.T, c *conv, step string) {
 	t.Helper()
 	tool, args, _ := strings.Cut(step, " ")
 	if tool == "user" {
@@ -108,18 +134,11 @@ func do(t *testing.T, c *conversation.Conversation, step string) {
 	}
 }
 
-func state(t *testing.T, c *conversation.Conversation) map[string]string {
-	t.Helper()
-	s, err := c.Store.Get(t.Context(), c.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.State
-}
+func state(t *testing.T, c *conv) map[string]string { return c.session(t).State }
 
 // loaded returns the agent's loaded skills, least recently used first.
-func loaded(t *testing.T, c *conversation.Conversation) []string {
-	return session.NewAgentState(state(t, c), c.Agent).Skills()
+func loaded(t *testing.T, c *conv) []string {
+	return loadstate.Of(state(t, c), c.Agent()).Skills()
 }
 
 func TestLifetimes(t *testing.T) {
@@ -132,24 +151,24 @@ func TestLifetimes(t *testing.T) {
 		`skill_load {"skill":"beta"}`,
 	}
 	tests := []struct {
-		mode session.Mode
+		mode loadstate.Lifetime
 		want [][]string // loaded after each step
 	}{
-		{session.ModeOnce, [][]string{{}, {"alpha"}, {}, {}, {"beta"}}},
-		{session.ModeTurn, [][]string{{}, {"alpha"}, {"alpha"}, {}, {"beta"}}},
-		{session.ModeSession, [][]string{{}, {"alpha"}, {"alpha"}, {"alpha"}, {"alpha", "beta"}}},
+		{loadstate.Once, [][]string{{}, {"alpha"}, {}, {}, {"beta"}}},
+		{loadstate.Turn, [][]string{{}, {"alpha"}, {"alpha"}, {}, {"beta"}}},
+		{loadstate.Session, [][]string{{}, {"alpha"}, {"alpha"}, {"alpha"}, {"alpha", "beta"}}},
 	}
 	for _, tt := range tests {
-		t.Run(string(tt.mode), func(t *testing.T) {
+		t.Run(tt.mode.String(), func(t *testing.T) {
 			stores(t, func(t *testing.T, store session.Store) {
-				c := open(t, store, conversation.Config{Mode: tt.mode}, snap)
+				c := open(t, store, conversation.Options{Lifetime: tt.mode}, snap)
 				for i, st := range steps {
 					do(t, c, st)
 					got := loaded(t, c)
 					if !slices.Equal(got, tt.want[i]) {
 						t.Fatalf("after %q: loaded %v, want %v", st, got, tt.want[i])
 					}
-					_, hasDocs := state(t, c)[session.DocsKey("main", "alpha")]
+					_, hasDocs := state(t, c)[loadstate.DocsKey("main", "alpha")]
 					if hasDocs != slices.Contains(tt.want[i], "alpha") {
 						t.Fatalf("after %q: docs key present = %v, want it with the load", st, hasDocs)
 					}
@@ -159,35 +178,39 @@ func TestLifetimes(t *testing.T) {
 	}
 }
 
-// In turn mode a user message clears every agent's loads, not only the
-// caller's.
-func TestTurnResetsEveryAgent(t *testing.T) {
-	store := session.NewMemoryStore(nil)
-	snap := newSnap(t)
-	a := open(t, store, conversation.Config{}, snap)
-	b, err := conversation.Open(t.Context(), store, a.ID, "helper", snap)
-	if err != nil {
-		t.Fatal(err)
-	}
+// Under the turn lifetime a user message starts the turn of the agent it
+// is addressed to: it clears that agent's loads and no other's.
+func TestTurnResetsTheAddressedAgent(t *testing.T) {
+	a := open(t, session.NewMemoryStore(nil), conversation.Options{}, newSnap(t))
+	b := a.as(t, "helper")
 	do(t, a, `user go`)
+	do(t, a, `skill_load {"skill":"alpha"}`)
+	do(t, b, `user help`)
 	do(t, b, `skill_load {"skill":"beta"}`)
-	if got := session.NewAgentState(state(t, a), "helper").Skills(); !slices.Equal(got, []string{"beta"}) {
+	if got := loadstate.Of(state(t, a), "helper").Skills(); !slices.Equal(got, []string{"beta"}) {
 		t.Fatalf("helper loaded %v", got)
 	}
-	if got := loaded(t, a); len(got) != 0 {
-		t.Fatalf("main sees the helper's load: %v", got)
+	if got := loaded(t, a); !slices.Equal(got, []string{"alpha"}) {
+		t.Fatalf("main loaded %v, want its own [alpha]", got)
 	}
 	do(t, a, `user again`)
+	if got := loaded(t, a); len(got) != 0 {
+		t.Fatalf("main's loads survived its turn: %v", got)
+	}
+	if got := loadstate.Of(state(t, a), "helper").Skills(); !slices.Equal(got, []string{"beta"}) {
+		t.Fatalf("main's turn cleared the helper's loads: %v", got)
+	}
+	do(t, b, `user more`)
 	for k := range state(t, a) {
-		if strings.HasPrefix(k, session.SkillStatePrefix) {
-			t.Fatalf("key %s survived the turn", k)
+		if strings.HasPrefix(k, loadstate.Prefix) {
+			t.Fatalf("key %s survived both turns", k)
 		}
 	}
 }
 
 func TestLRUWithDocSelectionTouch(t *testing.T) {
 	stores(t, func(t *testing.T, store session.Store) {
-		c := open(t, store, conversation.Config{Mode: session.ModeSession, MaxLoaded: 2}, newSnap(t))
+		c := open(t, store, conversation.Options{Lifetime: loadstate.Session, MaxLoaded: 2}, newSnap(t))
 		do(t, c, `user go`)
 		do(t, c, `skill_load {"skill":"alpha"}`)
 		do(t, c, `skill_load {"skill":"beta"}`)
@@ -196,12 +219,12 @@ func TestLRUWithDocSelectionTouch(t *testing.T) {
 		if got := loaded(t, c); !slices.Equal(got, []string{"alpha", "gamma"}) {
 			t.Fatalf("loaded %v, want [alpha gamma] (beta least recently used)", got)
 		}
-		if docs, _ := session.NewAgentState(state(t, c), "main").Docs("alpha"); !slices.Equal(docs, []string{"references/b.md"}) {
+		if docs, _ := loadstate.Of(state(t, c), "main").Docs("alpha"); !slices.Equal(docs, []string{"references/b.md"}) {
 			t.Fatalf("alpha docs %v", docs)
 		}
 		do(t, c, `skill_load {"skill":"beta"}`) // evicts alpha and its docs
 		st := state(t, c)
-		if _, ok := st[session.DocsKey("main", "alpha")]; ok {
+		if _, ok := st[loadstate.DocsKey("main", "alpha")]; ok {
 			t.Fatal("evicted skill kept its docs key")
 		}
 		if got := loaded(t, c); !slices.Equal(got, []string{"gamma", "beta"}) {
@@ -212,40 +235,40 @@ func TestLRUWithDocSelectionTouch(t *testing.T) {
 
 func TestDeclare(t *testing.T) {
 	snap := newSnap(t)
-	L := func(name string, docs ...string) session.LoadRequest {
-		return session.LoadRequest{Name: name, Docs: docs}
+	L := func(name string, docs ...string) loadstate.Declaration {
+		return loadstate.Declaration{Skill: name, Docs: docs}
 	}
-	all := func(name string) session.LoadRequest { return session.LoadRequest{Name: name, IncludeAllDocs: true} }
-	both := session.LoadRequest{Name: "alpha", Docs: []string{"references/a.md"}, IncludeAllDocs: true}
+	all := func(name string) loadstate.Declaration { return loadstate.Declaration{Skill: name, AllDocs: true} }
+	both := loadstate.Declaration{Skill: "alpha", Docs: []string{"references/a.md"}, AllDocs: true}
 	tests := []struct {
 		name    string
 		max     int
-		reqs    []session.LoadRequest
+		reqs    []loadstate.Declaration
 		err     error
 		msg     string
 		loaded  []string
 		docsKey string // encoded alpha selection
 	}{
-		{name: "docs", reqs: []session.LoadRequest{L("alpha", "./references/b.md", "references/a.md")}, loaded: []string{"alpha"}, docsKey: `["references/a.md","references/b.md"]`},
-		{name: "include all", reqs: []session.LoadRequest{all("alpha"), L("beta")}, loaded: []string{"alpha", "beta"}, docsKey: "*"},
-		{name: "equal merge", reqs: []session.LoadRequest{L("alpha", "references/a.md"), L("alpha", "references/a.md", "references/a.md")}, loaded: []string{"alpha"}, docsKey: `["references/a.md"]`},
-		{name: "docs and include all", reqs: []session.LoadRequest{both}, err: session.ErrInvalidLoadRequest, msg: `load request 1 (skill "alpha"): set Docs or IncludeAllDocs, not both`},
-		{name: "conflict", reqs: []session.LoadRequest{L("alpha"), L("alpha", "references/a.md")}, err: session.ErrInvalidLoadRequest, msg: `load request 2 (skill "alpha") conflicts with an earlier declaration`},
-		{name: "SKILL.md", reqs: []session.LoadRequest{L("alpha", "SKILL.md")}, err: session.ErrInvalidLoadRequest, msg: "SKILL.md is always loaded and is not a document"},
-		{name: "missing doc", reqs: []session.LoadRequest{L("beta"), L("alpha", "nope.md")}, err: session.ErrInvalidLoadRequest, msg: `document "nope.md" does not exist; valid documents: references/a.md, references/b.md`},
-		{name: "invalid name", reqs: []session.LoadRequest{L("Bad Name")}, err: session.ErrInvalidLoadRequest, msg: "must be a valid skill name"},
-		{name: "invisible", reqs: []session.LoadRequest{L("alpha"), L("secret")}, err: session.ErrSkillUnavailable, msg: `load request 2 (skill "secret") is unknown or not visible`},
-		{name: "unknown", reqs: []session.LoadRequest{L("nosuch")}, err: session.ErrSkillUnavailable},
-		{name: "at cap", max: 2, reqs: []session.LoadRequest{L("alpha"), L("beta"), L("alpha")}, loaded: []string{"alpha", "beta"}, docsKey: ""},
-		{name: "over cap", max: 2, reqs: []session.LoadRequest{L("alpha"), L("beta"), L("gamma")}, err: session.ErrInvalidLoadRequest, msg: "3 skills declared, more than the cap of 2"},
+		{name: "docs", reqs: []loadstate.Declaration{L("alpha", "./references/b.md", "references/a.md")}, loaded: []string{"alpha"}, docsKey: `["references/a.md","references/b.md"]`},
+		{name: "include all", reqs: []loadstate.Declaration{all("alpha"), L("beta")}, loaded: []string{"alpha", "beta"}, docsKey: "*"},
+		{name: "equal merge", reqs: []loadstate.Declaration{L("alpha", "references/a.md"), L("alpha", "references/a.md", "references/a.md")}, loaded: []string{"alpha"}, docsKey: `["references/a.md"]`},
+		{name: "docs and include all", reqs: []loadstate.Declaration{both}, err: loadstate.ErrInvalidLoadRequest, msg: `declaration 1 (skill "alpha"): set Docs or AllDocs, not both`},
+		{name: "conflict", reqs: []loadstate.Declaration{L("alpha"), L("alpha", "references/a.md")}, err: loadstate.ErrInvalidLoadRequest, msg: `declaration 2 (skill "alpha") conflicts with an earlier declaration`},
+		{name: "SKILL.md", reqs: []loadstate.Declaration{L("alpha", "SKILL.md")}, err: loadstate.ErrInvalidLoadRequest, msg: "SKILL.md is always loaded and is not a document"},
+		{name: "missing doc", reqs: []loadstate.Declaration{L("beta"), L("alpha", "nope.md")}, err: loadstate.ErrInvalidLoadRequest, msg: `document "nope.md" does not exist; valid documents: references/a.md, references/b.md`},
+		{name: "invalid name", reqs: []loadstate.Declaration{L("Bad Name")}, err: loadstate.ErrInvalidLoadRequest, msg: "must be a valid skill name"},
+		{name: "invisible", reqs: []loadstate.Declaration{L("alpha"), L("secret")}, err: loadstate.ErrSkillUnavailable, msg: `declaration 2 (skill "secret") is unknown or not visible`},
+		{name: "unknown", reqs: []loadstate.Declaration{L("nosuch")}, err: loadstate.ErrSkillUnavailable},
+		{name: "at cap", max: 2, reqs: []loadstate.Declaration{L("alpha"), L("beta"), L("alpha")}, loaded: []string{"alpha", "beta"}, docsKey: ""},
+		{name: "over cap", max: 2, reqs: []loadstate.Declaration{L("alpha"), L("beta"), L("gamma")}, err: loadstate.ErrInvalidLoadRequest, msg: "3 skills declared, more than the cap of 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := open(t, session.NewMemoryStore(nil), conversation.Config{MaxLoaded: tt.max}, snap)
+			c := open(t, session.NewMemoryStore(nil), conversation.Options{MaxLoaded: tt.max}, snap)
 			do(t, c, `user go`)
-			before, _ := c.Store.Get(t.Context(), c.ID)
+			before, _ := c.store.Get(t.Context(), c.ID())
 			ev, err := c.Declare(t.Context(), tt.reqs)
-			after, _ := c.Store.Get(t.Context(), c.ID)
+			after, _ := c.store.Get(t.Context(), c.ID())
 			if tt.err != nil {
 				if !errors.Is(err, tt.err) || !strings.Contains(err.Error(), tt.msg) {
 					t.Fatalf("err = %v, want %v containing %q", err, tt.err, tt.msg)
@@ -264,112 +287,89 @@ func TestDeclare(t *testing.T) {
 			if got := loaded(t, c); !slices.Equal(got, tt.loaded) {
 				t.Fatalf("loaded %v, want %v", got, tt.loaded)
 			}
-			if got := after.State[session.DocsKey("main", "alpha")]; got != tt.docsKey {
+			if got := after.State[loadstate.DocsKey("main", "alpha")]; got != tt.docsKey {
 				t.Fatalf("alpha docs %q, want %q", got, tt.docsKey)
+			}
+			// The event records what it brought, for the next request.
+			if len(ev.Loads) != len(tt.loaded) || !ev.Loads[0].Instructions || ev.Loads[0].Lifetime != "turn" {
+				t.Fatalf("records %+v", ev.Loads)
 			}
 		})
 	}
 }
 
-func TestCallErrors(t *testing.T) {
-	c := open(t, session.NewMemoryStore(nil), conversation.Config{Tools: []string{"skill", "skill_load"}}, newSnap(t))
+// A tool error is recorded, with no state change and no load record.
+func TestToolErrorRecorded(t *testing.T) {
+	c := open(t, session.NewMemoryStore(nil), conversation.Options{}, newSnap(t))
 	do(t, c, `user go`)
-	before, _ := c.Store.Get(t.Context(), c.ID)
-	_, err := c.Call(t.Context(), "skill_read", nil)
-	if !errors.Is(err, conversation.ErrUnknownTool) || !strings.Contains(err.Error(), `"skill_read"; this agent exposes skill, skill_load`) {
-		t.Fatalf("err = %v", err)
-	}
-	_, err = c.Call(t.Context(), "skill", json.RawMessage(`{"name":`))
-	if err == nil || !strings.Contains(err.Error(), "tool arguments are not valid JSON") {
-		t.Fatalf("err = %v", err)
-	}
-	after, _ := c.Store.Get(t.Context(), c.ID)
-	if !reflect.DeepEqual(before, after) {
-		t.Fatal("a refused call changed the session")
-	}
-	// A tool error is recorded, with no state change.
+	before := c.session(t)
 	res, err := c.Call(t.Context(), "skill_load", json.RawMessage(`{"skill":"nosuch"}`))
 	if err != nil || !res.IsError {
 		t.Fatalf("res %+v err %v", res, err)
 	}
-	s, _ := c.Store.Get(t.Context(), c.ID)
+	s := c.session(t)
 	last := s.Events[len(s.Events)-1]
-	if !last.IsError || last.StateDelta != nil || len(s.Events) != len(before.Events)+2 {
+	if !last.IsError || last.StateDelta != nil || last.Loads != nil || len(s.Events) != len(before.Events)+2 {
 		t.Fatalf("error result recorded as %+v", last)
 	}
 }
 
 func TestRequestNeverChangesSession(t *testing.T) {
 	stores(t, func(t *testing.T, store session.Store) {
-		c := open(t, store, conversation.Config{}, newSnap(t))
+		c := open(t, store, conversation.Options{}, newSnap(t))
 		do(t, c, `user go`)
 		do(t, c, `skill_load {"skill":"alpha"}`)
-		if _, err := c.Declare(t.Context(), []session.LoadRequest{{Name: "beta"}}); err != nil {
+		if _, err := c.Declare(t.Context(), []loadstate.Declaration{{Skill: "beta"}}); err != nil {
 			t.Fatal(err)
 		}
-		before, _ := c.Store.Get(t.Context(), c.ID)
+		before, _ := c.store.Get(t.Context(), c.ID())
 		for range 3 {
 			if _, err := c.Request(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 		}
-		after, _ := c.Store.Get(t.Context(), c.ID)
+		after, _ := c.store.Get(t.Context(), c.ID())
 		if !reflect.DeepEqual(before, after) {
 			t.Fatal("Request changed the session")
 		}
 	})
 }
 
-func TestConfig(t *testing.T) {
-	tests := []struct {
-		cfg  conversation.Config
-		want string
-	}{
-		{conversation.Config{Mode: "always"}, `config mode: load mode "always"`},
-		{conversation.Config{Placement: "top"}, `config placement: placement "top"`},
-		{conversation.Config{MaxLoaded: -1}, "config max_loaded is -1"},
-		{conversation.Config{CatalogFormat: "xml"}, `config catalog_format "xml"`},
-		{conversation.Config{Tools: []string{"skill", "skill"}}, `config tools: name "skill" is empty or listed twice`},
-	}
-	for _, tt := range tests {
-		if _, err := tt.cfg.Normalize(); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("Normalize(%+v) = %v, want %q", tt.cfg, err, tt.want)
-		}
-	}
-	if _, err := conversation.ConfigFromMeta(nil); err == nil || !strings.Contains(err.Error(), "skillkit session new") {
-		t.Errorf("ConfigFromMeta(nil) = %v", err)
-	}
-	if _, err := conversation.ConfigFromMeta(map[string]string{conversation.MetaKey: "{"}); err == nil {
-		t.Error("broken metadata accepted")
-	}
-	cfg, _ := conversation.Config{MaxLoaded: 3}.Normalize()
-	back, err := conversation.ConfigFromMeta(cfg.Meta())
-	if err != nil || !reflect.DeepEqual(cfg, back) {
-		t.Errorf("round trip: %+v, %v", back, err)
-	}
-	// Unknown names are Open's business: it knows the tools the caller
-	// built (such as workspace_exec).
-	custom := tools.Tool{Name: "custom", Description: "A tool built by the caller.", Handler: func(context.Context, tools.Call) tools.Result { return tools.Result{Text: "ran"} }}
-	withCustom, _ := conversation.Config{Tools: []string{"skill", "custom"}}.Normalize()
-	cs := session.NewMemoryStore(nil)
-	sc, _ := cs.Create(t.Context(), "", withCustom.Meta())
-	if _, err := conversation.Open(t.Context(), cs, sc.ID, "main", nil); err == nil || !strings.Contains(err.Error(), `unknown tool "custom"`) {
-		t.Errorf("Open without the custom tool: %v", err)
-	}
-	cc, err := conversation.Open(t.Context(), cs, sc.ID, "main", nil, custom)
-	if err != nil {
-		t.Fatalf("Open with the custom tool: %v", err)
-	}
-	if res, err := cc.Call(t.Context(), "custom", nil); err != nil || res.Text != "ran" {
-		t.Errorf("custom tool call: %v %+v", err, res)
-	}
+func TestOpenOptions(t *testing.T) {
 	store := session.NewMemoryStore(nil)
 	s, _ := store.Create(t.Context(), "", nil)
+	for _, tc := range []struct {
+		opts conversation.Options
+		want string
+	}{
+		{conversation.Options{Lifetime: 7}, "Options.Lifetime 7 is not one of"},
+		{conversation.Options{Placement: 5}, "Options.Placement 5 is not one of"},
+		{conversation.Options{MaxLoaded: -1}, "Options.MaxLoaded is -1"},
+		{conversation.Options{MaxParallel: -2}, "Options.MaxParallel is -2"},
+		{conversation.Options{Catalog: assembly.CatalogOptions{Format: 3}}, "Options.Catalog.Format 3"},
+		{conversation.Options{Catalog: assembly.CatalogOptions{DescriptionMaxLength: 2}}, "Options.Catalog.DescriptionMaxLength"},
+	} {
+		if _, err := conversation.Open(t.Context(), store, s.ID, "main", &tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open(%+v) = %v, want %q", tc.opts, err, tc.want)
+		}
+	}
 	if _, err := conversation.Open(t.Context(), store, s.ID, "", nil); err == nil || !strings.Contains(err.Error(), "agent name is empty") {
 		t.Errorf("Open with no agent: %v", err)
 	}
-	if _, err := conversation.Open(t.Context(), store, s.ID, "main", nil); err == nil || !strings.Contains(err.Error(), conversation.MetaKey) {
-		t.Errorf("Open without config: %v", err)
+	if _, err := conversation.Open(t.Context(), store, "nosuch", "main", nil); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("Open of a missing session: %v", err)
+	}
+	if _, err := conversation.Open(t.Context(), nil, s.ID, "main", nil); err == nil {
+		t.Error("Open with no store succeeded")
+	}
+	// A tool set that cannot be offered fails the request that asks for it.
+	bad := tools.Static{tools.Skill(), tools.Skill()}
+	c, err := conversation.Open(t.Context(), store, s.ID, "main", &conversation.Options{Tools: bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Request(t.Context()); err == nil || !strings.Contains(err.Error(), `two tools are named "skill"`) {
+		t.Errorf("Request with two tools of one name: %v", err)
 	}
 }
 
@@ -378,7 +378,7 @@ func TestConfig(t *testing.T) {
 // followed by its own result, and no load is lost.
 func TestConcurrentCalls(t *testing.T) {
 	stores(t, func(t *testing.T, store session.Store) {
-		c := open(t, store, conversation.Config{Mode: session.ModeSession}, newSnap(t))
+		c := open(t, store, conversation.Options{Lifetime: loadstate.Session}, newSnap(t))
 		do(t, c, "user go")
 		names := []string{"alpha", "beta", "gamma"}
 		var wg sync.WaitGroup
@@ -391,7 +391,7 @@ func TestConcurrentCalls(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		s, err := store.Get(t.Context(), c.ID)
+		s, err := store.Get(t.Context(), c.ID())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -423,7 +423,7 @@ func TestConcurrentCalls(t *testing.T) {
 // later requests, not to the tools answering this one).
 func TestOnceToolsSeeTheLoadTheyAnswer(t *testing.T) {
 	stores(t, func(t *testing.T, store session.Store) {
-		c := open(t, store, conversation.Config{Mode: session.ModeOnce}, newSnap(t))
+		c := open(t, store, conversation.Options{Lifetime: loadstate.Once}, newSnap(t))
 		do(t, c, "user go")
 		do(t, c, `skill_load {"skill":"alpha"}`)
 		res, err := c.Call(t.Context(), "skill_read", json.RawMessage(`{"skill":"alpha","path":"references/a.md"}`))
@@ -449,11 +449,11 @@ func TestUserInvokesSkillDirectly(t *testing.T) {
 		"alpha/SKILL.md":     "---\nname: alpha\ndescription: Alpha.\n---\n# Alpha\n",
 	})
 	stores(t, func(t *testing.T, store session.Store) {
-		c := open(t, store, conversation.Config{}, snap)
+		c := open(t, store, conversation.Options{}, snap)
 		if _, err := c.User(t.Context(), "/release please, then /modelonly and /nosuch, see /usr/bin; /release again"); err != nil {
 			t.Fatal(err)
 		}
-		s, err := store.Get(t.Context(), c.ID)
+		s, err := store.Get(t.Context(), c.ID())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -503,18 +503,20 @@ func TestCallRepublishesCatalog(t *testing.T) {
 		"alpha/SKILL.md": "---\nname: alpha\ndescription: Alpha.\n---\n# Alpha\n",
 	})
 	stores(t, func(t *testing.T, store session.Store) {
-		c := open(t, store, conversation.Config{}, before)
+		c := open(t, store, conversation.Options{}, before)
 		do(t, c, "user go")
-		first, err := store.Get(t.Context(), c.ID)
+		first, err := store.Get(t.Context(), c.ID())
 		if err != nil {
 			t.Fatal(err)
 		}
-		c2, err := conversation.Open(t.Context(), store, c.ID, c.Agent, after)
+		opts := c.opts
+		opts.Skills = func(context.Context) *registry.Snapshot { return after }
+		c2, err := conversation.Open(t.Context(), store, c.ID(), c.Agent(), &opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		do(t, c2, `skill {"name":"alpha"}`)
-		s, err := store.Get(t.Context(), c.ID)
+		do(t, &conv{c2, store, opts}, `skill {"name":"alpha"}`)
+		s, err := store.Get(t.Context(), c.ID())
 		if err != nil {
 			t.Fatal(err)
 		}

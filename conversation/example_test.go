@@ -10,10 +10,12 @@ import (
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/source"
+	"github.com/skillkit/skillkit/tools"
 )
 
-// Drive a conversation by hand: a user message, a skill_load call, then
-// the next request, whose tool result carries the loaded instructions.
+// Record a model's turn: a user message, the model's answer with a
+// skill_load call, then the next request, whose tool result carries the
+// loaded instructions.
 func Example() {
 	ctx := context.Background()
 	root, _ := os.MkdirTemp("", "skills")
@@ -23,16 +25,28 @@ func Example() {
 	reg, _ := registry.New(ctx, []source.Source{source.FS(os.DirFS(root), "project", 0)}, nil)
 
 	store := session.NewMemoryStore(nil)
-	cfg, _ := conversation.Config{Tools: []string{"skill_load"}}.Normalize()
-	s, _ := store.Create(ctx, "", cfg.Meta())
-	c, _ := conversation.Open(ctx, store, s.ID, "main", reg.Snapshot())
+	s, _ := store.Create(ctx, "", nil)
+	c, err := conversation.Open(ctx, store, s.ID, "main", &conversation.Options{
+		Skills: func(context.Context) *registry.Snapshot { return reg.Snapshot() },
+		Tools:  tools.Static{tools.Load()},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	_, _ = c.User(ctx, "hi")
-	res, _ := c.Call(ctx, "skill_load", []byte(`{"skill":"greet"}`))
-	fmt.Println(res.Text)
+	// The model answers with text and a call, with the provider's ID.
+	step, err := c.Respond(ctx, conversation.Assistant{Text: "Loading the skill.",
+		Calls: []session.ToolCall{{ID: "call_abc", Name: "skill_load", Arguments: `{"skill":"greet"}`}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(step.Results[0].Text, step.Events[1].ToolCallID)
 	req, _ := c.Request(ctx)
 	fmt.Printf("%q\n", req.Messages[len(req.Messages)-1].Content)
 	// Output:
-	// loaded: greet
+	// loaded: greet call_abc
 	// "loaded: greet\n\n[Loaded] greet\n\nSay hello."
 }

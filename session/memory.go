@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/skillkit/skillkit/session/internal/storecore"
 )
 
 // MemoryStore keeps sessions in process memory. Appends to different sessions
@@ -47,10 +49,10 @@ func (m *MemoryStore) Create(ctx context.Context, id string, meta map[string]str
 	if id == "" {
 		id = NewID()
 	}
-	if err := CheckID(id); err != nil {
+	if err := storecore.CheckID(id, MaxIDLength, ErrInvalidArgument); err != nil {
 		return nil, err
 	}
-	if err := CheckMeta(meta); err != nil {
+	if err := storecore.CheckMeta(meta, ErrInvalidArgument); err != nil {
 		return nil, fmt.Errorf("session %q: %w", id, err)
 	}
 	ms := &memSession{s: Session{
@@ -80,7 +82,7 @@ func (m *MemoryStore) Get(ctx context.Context, id string) (*Session, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.deleted {
-		return nil, NotFound(id)
+		return nil, notFound(id)
 	}
 	return ms.s.Clone(), nil
 }
@@ -94,14 +96,14 @@ func (m *MemoryStore) State(ctx context.Context, id string) (map[string]string, 
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.deleted {
-		return nil, 0, NotFound(id)
+		return nil, 0, notFound(id)
 	}
 	return maps.Clone(ms.s.State), ms.s.LastSeq(), nil
 }
 
 // Append implements Store.
 func (m *MemoryStore) Append(ctx context.Context, id string, ev Event) (Event, error) {
-	e, err := PrepareEvent(ev, m.now())
+	e, err := prepareEvent(ev, m.now())
 	if err != nil {
 		return Event{}, fmt.Errorf("session %q: append: %w", id, err)
 	}
@@ -112,7 +114,7 @@ func (m *MemoryStore) Append(ctx context.Context, id string, ev Event) (Event, e
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.deleted {
-		return Event{}, NotFound(id)
+		return Event{}, notFound(id)
 	}
 	var snap *Session
 	if m.hook != nil {
@@ -133,7 +135,7 @@ func (m *MemoryStore) Append(ctx context.Context, id string, ev Event) (Event, e
 		*e = staged.Clone()
 		return nil
 	}
-	if err := RunAppendHook(ctx, m.hook, snap, &e, commit); err != nil {
+	if err := runAppendHook(ctx, m.hook, snap, &e, commit); err != nil {
 		return Event{}, fmt.Errorf("session %q: append: %w", id, err)
 	}
 	ms.s.Events = append(ms.s.Events, staged)
@@ -150,7 +152,7 @@ func (m *MemoryStore) AppendFunc(ctx context.Context, id string, build BuildFunc
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.deleted {
-		return nil, NotFound(id)
+		return nil, notFound(id)
 	}
 	evs, err := build(maps.Clone(ms.s.State), ms.s.LastSeq())
 	if err != nil {
@@ -163,7 +165,7 @@ func (m *MemoryStore) AppendFunc(ctx context.Context, id string, build BuildFunc
 	staged := make([]Event, 0, len(evs))
 	cloned := false
 	for i, ev := range evs {
-		e, err := PrepareEvent(ev, m.now())
+		e, err := prepareEvent(ev, m.now())
 		if err != nil {
 			return nil, fmt.Errorf("session %q: append event %d of %d: %w", id, i+1, len(evs), err)
 		}
@@ -177,7 +179,7 @@ func (m *MemoryStore) AppendFunc(ctx context.Context, id string, build BuildFunc
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			// e is this store's own copy (PrepareEvent cloned the input),
+			// e is this store's own copy (prepareEvent cloned the input),
 			// so it can be kept as it is; callers get clones below.
 			turn := ms.s.Turn()
 			if len(staged) > 0 {
@@ -195,7 +197,7 @@ func (m *MemoryStore) AppendFunc(ctx context.Context, id string, build BuildFunc
 			}
 			return nil
 		}
-		if err := RunAppendHook(ctx, m.hook, snap, &e, commit); err != nil {
+		if err := runAppendHook(ctx, m.hook, snap, &e, commit); err != nil {
 			return nil, fmt.Errorf("session %q: append event %d of %d: %w", id, i+1, len(evs), err)
 		}
 		staged = append(staged, out)
@@ -262,7 +264,7 @@ func (m *MemoryStore) Delete(ctx context.Context, id string) error {
 	delete(m.sessions, id)
 	m.mu.Unlock()
 	if !ok {
-		return NotFound(id)
+		return notFound(id)
 	}
 	// An Append holding ms.mu finishes first; later ones see deleted.
 	ms.mu.Lock()
@@ -291,7 +293,7 @@ func (m *MemoryStore) lookup(ctx context.Context, id string) (*memSession, error
 	}
 	ms, ok := m.sessions[id]
 	if !ok {
-		return nil, NotFound(id)
+		return nil, notFound(id)
 	}
 	return ms, nil
 }

@@ -14,3 +14,12 @@ func TestMemoryStoreConformance(t *testing.T) {
 		return session.NewMemoryStore(opts)
 	})
 }
+
+func TestChainAppendHooksEmpty(t *testing.T) {
+	if h := session.ChainAppendHooks(); h != nil {
+		t.Error("ChainAppendHooks() is not nil")
+	}
+	if h := session.ChainAppendHooks(nil, nil); h != nil {
+		t.Error("ChainAppendHooks(nil, nil) is not nil")
+	}
+}

@@ -1,21 +1,19 @@
 // Package session keeps conversations durable: a session is an ordered log of
-// events (user messages, assistant messages with tool calls, tool results and
-// bookkeeping state changes) plus a small string→string state map that the
-// events' state deltas build up.
+// events (user messages, assistant messages with tool calls, tool results,
+// context the runtime adds and bookkeeping state changes) plus a small
+// string→string state map that the events' state deltas build up.
 //
-// The session is what is persisted; a model request is assembled from it on
-// every call and never written back. Skill tools record only small marker keys
-// in the state (see LoadedKey, DocsKey, LoadedOrderKey); request assembly
-// reads them and materializes skill bodies into the next request.
-//
-// A Store keeps sessions. MemoryStore is the in-process implementation; the
-// sqlitestore package keeps them in one SQLite file, and the sessiontest
-// package holds the conformance suite every Store passes. Appending an event
-// applies its StateDelta in the same atomic step, and an AppendHook may
-// rewrite or veto an event before it is persisted:
+// The package is storage only, as database/sql is to an application: it
+// knows nothing of skills. The layers above decide what an event means and
+// which state keys exist; a Store keeps events and applies their deltas
+// atomically. MemoryStore is the in-process implementation; the
+// sqlitestore package keeps sessions in one SQLite file; session/driver
+// holds what a Store implementation needs and session/sessiontest the
+// conformance suite every Store passes. An AppendHook may rewrite or veto
+// an event before it is persisted:
 //
 //	store := session.NewMemoryStore(nil)
-//	s, _ := store.Create(ctx, "", map[string]string{"mode": "turn"})
+//	s, _ := store.Create(ctx, "", nil)
 //	ev, _ := store.Append(ctx, s.ID, session.Event{
 //		Kind: session.KindUser, Agent: "assistant", Text: "hello",
 //	})
@@ -25,7 +23,6 @@ package session
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -73,9 +70,30 @@ type ToolCall struct {
 	ID string `json:"id"`
 	// Name is the tool name.
 	Name string `json:"name"`
-	// Arguments is the raw JSON argument object as the model produced it.
-	// Empty means no arguments; otherwise it must be valid JSON.
+	// Arguments is the argument text exactly as the model produced it,
+	// normally a JSON object. It is kept even when it is not valid JSON,
+	// so that the conversation shows the model its own mistake next to the
+	// error result that answers it. Empty means no arguments.
 	Arguments string `json:"arguments,omitempty"`
+}
+
+// Load records, on the event that brought it, content a request shows by
+// reference: the event stores the names, a request materialises the
+// content. The layer that records events fills it in; a Store only keeps
+// it.
+type Load struct {
+	// Skill names what was loaded.
+	Skill string `json:"skill"`
+	// Instructions reports that the event brings the skill's instructions.
+	Instructions bool `json:"instructions,omitempty"`
+	// Inline reports that the event's own Text already holds what it
+	// brings, so nothing is added to it at request time.
+	Inline bool `json:"inline,omitempty"`
+	// Docs are the documents the event brings, sorted.
+	Docs []string `json:"docs,omitempty"`
+	// Lifetime is how long the content stays in requests, as the recording
+	// layer names it ("once", "turn", "session"); empty means its default.
+	Lifetime string `json:"lifetime,omitempty"`
 }
 
 // Event is one entry of a session's log. Seq and Turn are assigned by the
@@ -88,8 +106,9 @@ type Event struct {
 	ID string `json:"id"`
 	// Time is when the event was appended (UTC); now when zero.
 	Time time.Time `json:"time"`
-	// Agent is the name of the agent that authored the event (for user
-	// events, the agent the message was addressed to).
+	// Agent is the name of the agent that authored the event. On a user
+	// event it is the agent the message is addressed to; empty addresses
+	// every agent of the session.
 	Agent string `json:"agent,omitempty"`
 	// Kind says what the event records.
 	Kind Kind `json:"kind"`
@@ -109,6 +128,9 @@ type Event struct {
 	// StateDelta is applied to the session state atomically with the
 	// append: a non-nil value sets the key, a nil value deletes it.
 	StateDelta map[string]*string `json:"state_delta,omitempty"`
+	// Loads records what the event brought into the conversation by
+	// reference (see Load).
+	Loads []Load `json:"loads,omitempty"`
 }
 
 // Session is a snapshot of one session. Stores hand out copies: mutating a
@@ -172,10 +194,18 @@ func (s *Session) Clone() *Session {
 	return c
 }
 
-// Clone returns a deep copy of e (tool calls and state delta included).
+// Clone returns a deep copy of e (tool calls, state delta and loads
+// included).
 func (e Event) Clone() Event {
 	c := e
 	c.ToolCalls = slices.Clone(e.ToolCalls)
+	if e.Loads != nil {
+		c.Loads = make([]Load, len(e.Loads))
+		for i, l := range e.Loads {
+			l.Docs = slices.Clone(l.Docs)
+			c.Loads[i] = l
+		}
+	}
 	if e.StateDelta != nil {
 		c.StateDelta = make(map[string]*string, len(e.StateDelta))
 		for k, v := range e.StateDelta {
@@ -209,8 +239,6 @@ func (e *Event) Validate() error {
 			return fmt.Errorf("%w: event.ToolCalls[%d].ID %q repeats an earlier call; call IDs must be unique", ErrInvalidEvent, i, tc.ID)
 		case tc.Name == "":
 			return fmt.Errorf("%w: event.ToolCalls[%d].Name is empty; set the tool name", ErrInvalidEvent, i)
-		case tc.Arguments != "" && !json.Valid([]byte(tc.Arguments)):
-			return fmt.Errorf("%w: event.ToolCalls[%d].Arguments is not valid JSON; pass the raw JSON object (or empty for none)", ErrInvalidEvent, i)
 		}
 		seen[tc.ID] = true
 	}
@@ -223,6 +251,11 @@ func (e *Event) Validate() error {
 	for k := range e.StateDelta {
 		if k == "" {
 			return fmt.Errorf("%w: event.StateDelta has an empty key; state keys must be non-empty", ErrInvalidEvent)
+		}
+	}
+	for i, l := range e.Loads {
+		if l.Skill == "" {
+			return fmt.Errorf("%w: event.Loads[%d].Skill is empty; name what was loaded", ErrInvalidEvent, i)
 		}
 	}
 	return nil
@@ -246,6 +279,16 @@ func NewID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error.
 	return hex.EncodeToString(b[:])
+}
+
+// MergeDelta adds the changes of src to dst and returns dst (a new map
+// when dst is nil); where both change a key, src wins.
+func MergeDelta(dst, src map[string]*string) map[string]*string {
+	if dst == nil {
+		dst = make(map[string]*string, len(src))
+	}
+	maps.Copy(dst, src)
+	return dst
 }
 
 // Ptr returns a pointer to v: shorthand for StateDelta values.

@@ -3,9 +3,9 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
-	"unicode"
+
+	"github.com/skillkit/skillkit/session/internal/storecore"
 )
 
 // Errors callers branch on. Store methods wrap them with the session ID.
@@ -112,58 +112,13 @@ func ChainAppendHooks(hooks ...AppendHook) AppendHook {
 	}
 }
 
-// RunAppendHook gives every Store implementation the same hook semantics.
-// With a nil hook it calls commit(ev) directly. Otherwise it calls hook with a
-// next that re-validates ev (the hook may have changed it) and calls commit
-// once. The caller persists only if RunAppendHook returns nil; on error it
-// must roll back whatever commit did.
-func RunAppendHook(ctx context.Context, hook AppendHook, sess *Session, ev *Event, commit func(*Event) error) error {
-	if hook == nil {
-		return commit(ev)
-	}
-	called := false
-	var commitErr error
-	next := func() error {
-		if called {
-			return errors.New("append hook called next twice; call it once")
-		}
-		called = true
-		if err := ev.Validate(); err != nil {
-			commitErr = fmt.Errorf("after append hook: %w", err)
-			return commitErr
-		}
-		commitErr = commit(ev)
-		return commitErr
-	}
-	err := hook(ctx, sess, ev, next)
-	switch {
-	case err != nil && commitErr != nil && errors.Is(err, commitErr):
-		return err
-	case err != nil:
-		return fmt.Errorf("append hook rejected the event: %w", err)
-	case !called:
-		return ErrDropped
-	}
-	return nil
-}
-
-// PrepareEvent is the first step of every Store's Append: it copies ev,
-// validates it, assigns an ID and Time when empty, normalizes Time to UTC
-// without a monotonic reading, and zeroes Seq and Turn for the store to
-// assign, and turns an empty StateDelta or ToolCalls into nil. now is the
-// store's clock.
-func PrepareEvent(ev Event, now time.Time) (Event, error) {
+// prepareEvent is the first step of an Append: see driver.Prepare.
+func prepareEvent(ev Event, now time.Time) (Event, error) {
 	e := ev.Clone()
 	if err := e.Validate(); err != nil {
 		return Event{}, err
 	}
-	if e.ID == "" {
-		e.ID = NewID()
-	}
-	if e.Time.IsZero() {
-		e.Time = now
-	}
-	e.Time = e.Time.UTC().Round(0)
+	storecore.Defaults(&e.ID, &e.Time, now, NewID)
 	e.Seq, e.Turn = 0, 0
 	// Empty and nil are the same to every store; keep one form so
 	// snapshots compare equal whichever store produced them.
@@ -173,39 +128,16 @@ func PrepareEvent(ev Event, now time.Time) (Event, error) {
 	if len(e.ToolCalls) == 0 {
 		e.ToolCalls = nil
 	}
+	if len(e.Loads) == 0 {
+		e.Loads = nil
+	}
 	return e, nil
 }
 
-// CheckID reports whether id is a usable session ID: non-empty, at most
-// MaxIDLength bytes, no control characters.
-func CheckID(id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("%w: session ID is empty", ErrInvalidArgument)
-	case len(id) > MaxIDLength:
-		return fmt.Errorf("%w: session ID is %d bytes; the limit is %d", ErrInvalidArgument, len(id), MaxIDLength)
-	}
-	for _, r := range id {
-		if unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return fmt.Errorf("%w: session ID %q has a control or invalid character; use printable UTF-8", ErrInvalidArgument, id)
-		}
-	}
-	return nil
+// runAppendHook runs hook around commit: see driver.RunHook.
+func runAppendHook(ctx context.Context, hook AppendHook, sess *Session, ev *Event, commit func(*Event) error) error {
+	return storecore.RunHook(ctx, hook, sess, ev, (*Event).Validate, commit, ErrDropped)
 }
 
-// CheckMeta reports whether meta is usable as session metadata: every key
-// non-empty.
-func CheckMeta(meta map[string]string) error {
-	for k := range meta {
-		if k == "" {
-			return fmt.Errorf("%w: session meta has an empty key; metadata keys must be non-empty", ErrInvalidArgument)
-		}
-	}
-	return nil
-}
-
-// NotFound returns ErrNotFound wrapped with the session ID, in the form every
-// Store uses.
-func NotFound(id string) error {
-	return fmt.Errorf("session %q: %w; check the ID (list sessions with `skillkit session ls`, create one with `skillkit session new` or Store.Create)", id, ErrNotFound)
-}
+// notFound is ErrNotFound wrapped with the session ID.
+func notFound(id string) error { return storecore.NotFound(id, ErrNotFound) }

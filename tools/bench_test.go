@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 )
@@ -13,12 +12,12 @@ func BenchmarkSkillCached(b *testing.B) {
 	f := newFixture(b)
 	tool := Skill()
 	c := Call{Args: json.RawMessage(`{"name":"alpha"}`), Skills: f.snap}
-	if r := tool.Call(context.Background(), c); r.IsError {
+	if r := run(b, tool, c); r.IsError {
 		b.Fatal(r.Text)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if r := tool.Call(context.Background(), c); r.IsError {
+		if r := run(b, tool, c); r.IsError {
 			b.Fatal(r.Text)
 		}
 	}
@@ -30,12 +29,12 @@ func BenchmarkLoadWithDocs(b *testing.B) {
 	f := newFixture(b)
 	tool := Load()
 	c := Call{Args: json.RawMessage(`{"skill":"alpha","docs":["references/guide.md","notes.txt"]}`), Skills: f.snap}
-	if r := tool.Call(context.Background(), c); r.IsError {
+	if r := run(b, tool, c); r.IsError {
 		b.Fatal(r.Text)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if r := tool.Call(context.Background(), c); r.IsError {
+		if r := run(b, tool, c); r.IsError {
 			b.Fatal(r.Text)
 		}
 	}

@@ -24,8 +24,8 @@ var ErrDuplicateKey = errors.New("duplicate key")
 // not a property of the target struct (additionalProperties: false), and
 // property names matched exactly, not case-insensitively as encoding/json
 // would. Empty input or null leaves v as it is. Every built-in tool and
-// CallEffects decode through it, so an extra tool that does the same
-// behaves alike. On error v may be partly filled; discard it.
+// every tool made with New decode through it. On error v may be partly
+// filled; discard it.
 func DecodeArgs(raw json.RawMessage, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -91,8 +90,7 @@ func TestDecodeArgsFoldedKeys(t *testing.T) {
 }
 
 // TestToolsRefuseDuplicateKeys checks every tool refuses a repeated key
-// with the model-facing error, records nothing, and that CallEffects gives
-// no effects for the same stored arguments.
+// with the model-facing error and asks for no load change.
 func TestToolsRefuseDuplicateKeys(t *testing.T) {
 	f := newFixture(t)
 	tests := []struct {
@@ -110,16 +108,13 @@ func TestToolsRefuseDuplicateKeys(t *testing.T) {
 	st := state{"alpha": nil}
 	for _, tt := range tests {
 		t.Run(tt.tool.Name, func(t *testing.T) {
-			r := tt.tool.Call(context.Background(), Call{Args: json.RawMessage(tt.args), Skills: f.snap, State: st})
+			r := run(t, tt.tool, Call{Args: json.RawMessage(tt.args), Skills: f.snap, State: st})
 			prefix := "Error: invalid arguments to " + tt.tool.Name + ": " + tt.want
 			if !r.IsError || !strings.HasPrefix(r.Text, prefix) || !strings.HasSuffix(r.Text, "; send one JSON object that matches the tool's schema") {
 				t.Errorf("got %+v, want an error starting %q", r, prefix)
 			}
 			if len(r.Effects) > 0 {
 				t.Errorf("effects %+v for refused arguments", r.Effects)
-			}
-			if e := CallEffects(tt.tool.Name, json.RawMessage(tt.args)); e != nil {
-				t.Errorf("CallEffects = %+v, want nil", e)
 			}
 		})
 	}
@@ -139,30 +134,6 @@ func TestWorkspaceExecArgsDuplicates(t *testing.T) {
 	err := DecodeArgs(json.RawMessage(`{"command":"env","env":{"A":"1","A":"2"}}`), &a)
 	if !errors.Is(err, ErrDuplicateKey) || err.Error() != `duplicate key "A" in env (give each key once)` {
 		t.Errorf("err = %v", err)
-	}
-}
-
-// TestCallEffectsStrict checks stored arguments decode as the tools decode
-// them: accepted ones give the tool's effect, refused ones none.
-func TestCallEffectsStrict(t *testing.T) {
-	tests := []struct {
-		tool, args string
-		want       []Effect
-	}{
-		{SkillName, `{"name":"alpha"}`, []Effect{{Kind: EffectLoad, Skill: "alpha", DocsMode: DocsKeep}}},
-		{SkillName, `{"name":"alpha","name":"beta"}`, nil},
-		{SkillName, `{"Name":"alpha"}`, nil},
-		{SkillName, `{"name":"alpha","extra":1}`, nil},
-		{SkillName, `{"name":"alpha"} {}`, nil},
-		{LoadName, `{"skill":"alpha","docs":["a.md"]}`, []Effect{{Kind: EffectLoad, Skill: "alpha", DocsMode: DocsReplace, Docs: []string{"a.md"}}}},
-		{LoadName, `{"skill":"alpha","docs":["a.md"],"docs":[]}`, nil},
-		{SelectDocsName, `{"skill":"alpha","mode":"clear"}`, []Effect{{Kind: EffectSelectDocs, Skill: "alpha", DocsMode: DocsClear}}},
-		{SelectDocsName, `{"skill":"alpha","mode":"add","mode":"clear"}`, nil},
-	}
-	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, CallEffects(tt.tool, json.RawMessage(tt.args))); diff != "" {
-			t.Errorf("CallEffects(%s, %s) (-want +got):\n%s", tt.tool, tt.args, diff)
-		}
 	}
 }
 

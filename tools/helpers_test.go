@@ -165,3 +165,14 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Errorf("%s differs from the golden file (run go test ./tools -update after checking):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
+
+// run calls tool and fails the test on a handler error: the tests here
+// check results the model sees.
+func run(tb testing.TB, tool Tool, c Call) Result {
+	tb.Helper()
+	r, err := tool.Call(context.Background(), c)
+	if err != nil {
+		tb.Fatalf("%s: handler error: %v", tool.Name, err)
+	}
+	return r
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,42 +56,44 @@ type ReadArgs struct {
 // and, with docs or include_all_docs, sets its document selection. The
 // skill's instructions are read (and cached) before it is marked, so a
 // skill whose SKILL.md can no longer be read fails here with
-// "Error: <message>" instead of at request assembly. The result is the
-// short stub "loaded: NAME"; request assembly puts the instructions and
-// selected documents where the placement says.
+// "Error: <message>" instead of when the next request is built. The
+// result is the short stub "loaded: NAME"; the next request shows the
+// instructions and selected documents where the placement says.
 func Load() Tool {
-	return Tool{
-		Name:        LoadName,
-		Description: "Load a skill's SKILL.md instructions, and optionally some of its documents, into the conversation. Select only the documents you need; list them first with skill_list_docs.",
-		InputSchema: schemaFor[LoadArgs](),
-		Handler: func(ctx context.Context, c Call) Result {
-			var a LoadArgs
-			if r, ok := decode(LoadName, c.Args, &a); !ok {
-				return r
-			}
-			if r, ok := checkSkill(c.Skills, a.Skill); !ok {
-				return r
-			}
-			if a.IncludeAllDocs && len(a.Docs) > 0 {
-				return Errorf("Error: pass either docs or include_all_docs to %s, not both", LoadName)
-			}
-			if _, err := c.Skills.Body(ctx, a.Skill); err != nil {
-				if errors.Is(err, registry.ErrNotFound) {
-					return Errorf("%s", catalog.UnknownSkillError(a.Skill))
-				}
-				return Errorf("%s", catalog.ProviderError(err))
-			}
-			eff := loadEffect(a)
-			if !a.IncludeAllDocs && len(a.Docs) > 0 {
-				docs, r, ok := checkDocs(ctx, c.Skills, a.Skill, a.Docs)
-				if !ok {
-					return r
-				}
-				eff.Docs = docs
-			}
-			return Result{Text: "loaded: " + a.Skill, Effects: []Effect{eff}}
-		},
+	return builtin(LoadName,
+		"Load a skill's SKILL.md instructions, and optionally some of its documents, into the conversation. Select only the documents you need; list them first with skill_list_docs.",
+		schemaFor[LoadArgs](), runLoad)
+}
+
+func runLoad(ctx context.Context, c Call) (Result, error) {
+	var a LoadArgs
+	if r, ok := decode(LoadName, c.Args, &a); !ok {
+		return r, nil
 	}
+	if r, ok := checkSkill(c.Skills, a.Skill); !ok {
+		return r, nil
+	}
+	if a.IncludeAllDocs && len(a.Docs) > 0 {
+		return Errorf("Error: pass either docs or include_all_docs to %s, not both", LoadName), nil
+	}
+	if _, err := c.Skills.Body(ctx, a.Skill); err != nil {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		if errors.Is(err, registry.ErrNotFound) {
+			return Errorf("%s", catalog.UnknownSkillError(a.Skill)), nil
+		}
+		return Errorf("%s", catalog.ProviderError(err)), nil
+	}
+	eff := loadEffect(a)
+	if a.IncludeAllDocs || len(a.Docs) > 0 {
+		docs, r, err := resolveDocs(ctx, c.Skills, a.Skill, a.Docs, a.IncludeAllDocs)
+		if err != nil || r.IsError {
+			return r, err
+		}
+		eff.Docs = docs
+	}
+	return Result{Text: "loaded: " + a.Skill, Effects: []Effect{eff}}, nil
 }
 
 // Modes of skill_select_docs.
@@ -101,83 +104,88 @@ const (
 )
 
 // SelectDocs returns skill_select_docs: it changes a skill's document
-// selection (add, replace or clear; an unrecognised mode means replace, as
-// upstream does) and counts as a use of the skill for the loaded-skills
-// cap. Selecting documents of a skill that is not loaded loads it. The
-// schema lists the three modes; clear takes neither docs nor
-// include_all_docs.
+// selection (mode add, replace — the default — or clear) and counts as a
+// use of the skill for the loaded-skills cap. Selecting documents of a
+// skill that is not loaded loads it. Any other mode is an error naming
+// the three; clear takes neither docs nor include_all_docs.
 func SelectDocs() Tool {
 	s := schemaFor[SelectDocsArgs]()
 	s.Properties["mode"].Enum = []any{ModeAdd, ModeReplace, ModeClear}
 	s.Properties["mode"].Default = json.RawMessage(`"` + ModeReplace + `"`)
-	return Tool{
-		Name:        SelectDocsName,
-		Description: "Change which documents of a skill are in the conversation: mode add keeps the current selection and adds docs, replace (default) sets the whole selection, clear removes all. Pick several documents in one call.",
-		InputSchema: s,
-		Handler: func(ctx context.Context, c Call) Result {
-			var a SelectDocsArgs
-			if r, ok := decode(SelectDocsName, c.Args, &a); !ok {
-				return r
-			}
-			if r, ok := checkSkill(c.Skills, a.Skill); !ok {
-				return r
-			}
-			if a.IncludeAllDocs && len(a.Docs) > 0 {
-				return Errorf("Error: pass either docs or include_all_docs to %s, not both", SelectDocsName)
-			}
-			eff := selectEffect(a)
-			switch {
-			case a.Mode == ModeClear:
-				if a.IncludeAllDocs || len(a.Docs) > 0 {
-					return Errorf("Error: mode %q of %s takes no docs or include_all_docs; to change the selection use mode %q or %q", ModeClear, SelectDocsName, ModeReplace, ModeAdd)
-				}
-				return Result{Text: "cleared documents of " + a.Skill, Effects: []Effect{eff}}
-			case a.IncludeAllDocs:
-				return Result{Text: "selected all documents of " + a.Skill, Effects: []Effect{eff}}
-			}
-			docs, r, ok := checkDocs(ctx, c.Skills, a.Skill, a.Docs)
-			if !ok {
-				return r
-			}
-			eff.Docs = docs
-			list := "none"
-			if len(docs) > 0 {
-				list = strings.Join(docs, ", ")
-			}
-			return Result{Text: fmt.Sprintf("selected documents of %s (%s): %s", a.Skill, eff.DocsMode, list), Effects: []Effect{eff}}
-		},
+	return builtin(SelectDocsName,
+		"Change which documents of a skill are in the conversation: mode add keeps the current selection and adds docs, replace (default) sets the whole selection, clear removes all. Pick several documents in one call.",
+		s, runSelectDocs)
+}
+
+func runSelectDocs(ctx context.Context, c Call) (Result, error) {
+	var a SelectDocsArgs
+	if r, ok := decode(SelectDocsName, c.Args, &a); !ok {
+		return r, nil
 	}
+	switch a.Mode {
+	case "", ModeAdd, ModeReplace, ModeClear:
+	default:
+		return Errorf("Error: mode %q of %s is not one of %q, %q, %q; omit it for %q", a.Mode, SelectDocsName, ModeAdd, ModeReplace, ModeClear, ModeReplace), nil
+	}
+	if r, ok := checkSkill(c.Skills, a.Skill); !ok {
+		return r, nil
+	}
+	if a.IncludeAllDocs && len(a.Docs) > 0 {
+		return Errorf("Error: pass either docs or include_all_docs to %s, not both", SelectDocsName), nil
+	}
+	eff := selectEffect(a)
+	if a.Mode == ModeClear {
+		if a.IncludeAllDocs || len(a.Docs) > 0 {
+			return Errorf("Error: mode %q of %s takes no docs or include_all_docs; to change the selection use mode %q or %q", ModeClear, SelectDocsName, ModeReplace, ModeAdd), nil
+		}
+		return Result{Text: "cleared documents of " + a.Skill, Effects: []Effect{eff}}, nil
+	}
+	docs, r, err := resolveDocs(ctx, c.Skills, a.Skill, a.Docs, a.IncludeAllDocs)
+	if err != nil || r.IsError {
+		return r, err
+	}
+	eff.Docs = docs
+	if a.IncludeAllDocs {
+		return Result{Text: "selected all documents of " + a.Skill, Effects: []Effect{eff}}, nil
+	}
+	list := "none"
+	if len(docs) > 0 {
+		list = strings.Join(docs, ", ")
+	}
+	return Result{Text: fmt.Sprintf("selected documents of %s (%s): %s", a.Skill, eff.DocsMode, list), Effects: []Effect{eff}}, nil
 }
 
 // ListDocs returns skill_list_docs: the JSON array of a skill's document
 // paths, in byte order.
 func ListDocs() Tool {
-	return Tool{
-		Name:        ListDocsName,
-		Description: "List the documents of a skill (paths relative to the skill folder) that skill_load and skill_select_docs accept.",
-		InputSchema: schemaFor[SkillArg](),
-		Handler: func(ctx context.Context, c Call) Result {
-			var a SkillArg
-			if r, ok := decode(ListDocsName, c.Args, &a); !ok {
-				return r
-			}
-			if r, ok := checkSkill(c.Skills, a.Skill); !ok {
-				return r
-			}
-			docs, err := c.Skills.Docs(ctx, a.Skill)
-			if err != nil {
-				return Errorf("Error: %v", err)
-			}
-			if docs == nil {
-				docs = []string{}
-			}
-			out, err := json.Marshal(docs)
-			if err != nil {
-				return Errorf("Error: %v", err)
-			}
-			return Result{Text: string(out)}
-		},
+	return builtin(ListDocsName,
+		"List the documents of a skill (paths relative to the skill folder) that skill_load and skill_select_docs accept.",
+		schemaFor[SkillArg](), runListDocs)
+}
+
+func runListDocs(ctx context.Context, c Call) (Result, error) {
+	var a SkillArg
+	if r, ok := decode(ListDocsName, c.Args, &a); !ok {
+		return r, nil
 	}
+	if r, ok := checkSkill(c.Skills, a.Skill); !ok {
+		return r, nil
+	}
+	docs, err := c.Skills.Docs(ctx, a.Skill)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		return Errorf("Error: %v", err), nil
+	}
+	if docs == nil {
+		docs = []string{}
+	}
+	out, err := json.Marshal(docs)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Text: string(out)}, nil
 }
 
 // Read returns skill_read: one file of a loaded skill by its path relative
@@ -185,46 +193,47 @@ func ListDocs() Tool {
 // files over the read cap (registry Options.MaxReadBytes) fail, and binary
 // files are described (MIME type and size) rather than dumped.
 func Read() Tool {
-	return Tool{
-		Name:        ReadName,
-		Description: "Read one file of a loaded skill by its path relative to the skill folder (a script, reference or asset it mentions). Binary files are described, not shown.",
-		InputSchema: schemaFor[ReadArgs](),
-		Handler: func(ctx context.Context, c Call) Result {
-			var a ReadArgs
-			if r, ok := decode(ReadName, c.Args, &a); !ok {
-				return r
-			}
-			// A skill the user invoked directly is loaded even when it is
-			// hidden from the model: its files may then be read too.
-			loaded := c.State != nil && c.State.Loaded(a.Skill)
-			if r, ok := checkSkill(c.Skills, a.Skill); !ok && !(loaded && skill.ValidName(a.Skill) && listed(c.Skills, a.Skill)) {
-				return r
-			}
-			if !loaded {
-				return Errorf("Error: skill %q is not loaded; call %s or %s first", a.Skill, SkillName, LoadName)
-			}
-			if a.Path == "" {
-				return Errorf("Error: %s needs a path, relative to the folder of skill %q (for example references/api.md)", ReadName, a.Skill)
-			}
-			data, err := c.Skills.ReadFile(ctx, a.Skill, a.Path)
-			if err != nil {
-				switch {
-				case errors.Is(err, registry.ErrNotFound):
-					return Errorf("Error: %q is not a file of skill %q; paths are relative to the skill folder (see %s for documents)", a.Path, a.Skill, ListDocsName)
-				case errors.Is(err, registry.ErrTooLarge):
-					return Errorf("Error: %v; it cannot be read whole, process it with a command instead (workspace_exec, when available)", err)
-				case errors.Is(err, registry.ErrStale):
-					return Errorf("Error: %q of skill %q changed on disk while it was read (%v); call %s again to read the new version", a.Path, a.Skill, err, ReadName)
-				}
-				return Errorf("Error: %v", err)
-			}
-			if utf8.Valid(data) && !slices.Contains(data, 0) {
-				return Result{Text: string(data)}
-			}
-			mt := mimetype.Detect(data)
-			return Result{Text: fmt.Sprintf("%s is a binary file (%s, %d bytes); its content is not shown. Use it from a command (workspace_exec, when available).", a.Path, mt.String(), len(data))}
-		},
+	return builtin(ReadName,
+		"Read one file of a loaded skill by its path relative to the skill folder (a script, reference or asset it mentions). Binary files are described, not shown.",
+		schemaFor[ReadArgs](), runRead)
+}
+
+func runRead(ctx context.Context, c Call) (Result, error) {
+	var a ReadArgs
+	if r, ok := decode(ReadName, c.Args, &a); !ok {
+		return r, nil
 	}
+	// A skill the user invoked directly is loaded even when it is hidden
+	// from the model: its files may then be read too.
+	loaded := c.State != nil && c.State.Loaded(a.Skill)
+	if r, ok := checkSkill(c.Skills, a.Skill); !ok && !(loaded && skill.ValidName(a.Skill) && listed(c.Skills, a.Skill)) {
+		return r, nil
+	}
+	if !loaded {
+		return Errorf("Error: skill %q is not loaded; call %s or %s first", a.Skill, SkillName, LoadName), nil
+	}
+	if a.Path == "" {
+		return Errorf("Error: %s needs a path, relative to the folder of skill %q (for example references/api.md)", ReadName, a.Skill), nil
+	}
+	data, err := c.Skills.ReadFile(ctx, a.Skill, a.Path)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return Result{}, ctx.Err()
+		case errors.Is(err, registry.ErrNotFound):
+			return Errorf("Error: %q is not a file of skill %q; paths are relative to the skill folder (see %s for documents)", a.Path, a.Skill, ListDocsName), nil
+		case errors.Is(err, registry.ErrTooLarge):
+			return Errorf("Error: %v; it cannot be read whole, process it with a command instead (workspace_exec, when available)", err), nil
+		case errors.Is(err, registry.ErrStale):
+			return Errorf("Error: %q of skill %q changed on disk after the skills were discovered (%v); it can be read again once the skills are refreshed", a.Path, a.Skill, err), nil
+		}
+		return Errorf("Error: %v", err), nil
+	}
+	if utf8.Valid(data) && !slices.Contains(data, 0) {
+		return Result{Text: string(data)}, nil
+	}
+	mt := mimetype.Detect(data)
+	return Result{Text: fmt.Sprintf("%s is a binary file (%s, %d bytes); its content is not shown. Use it from a command (workspace_exec, when available).", a.Path, mt.String(), len(data))}, nil
 }
 
 // checkSkill applies the skill tool's checks, in its order, to a skill
@@ -257,31 +266,39 @@ func Lookup(snap *registry.Snapshot, name string) (skill.Summary, bool) {
 	return snap.Lookup(name)
 }
 
-// checkDocs verifies that every requested document exists and returns the
-// selection deduplicated and in byte order. Unknown names are an error
-// that lists the valid ones.
-func checkDocs(ctx context.Context, snap *registry.Snapshot, name string, want []string) ([]string, Result, bool) {
+// resolveDocs checks the requested documents of a skill (or, with all,
+// takes every document) and returns them deduplicated and in byte order:
+// the one rule skill_load, skill_select_docs and declared loads share.
+// Unknown names are an error result listing the valid ones.
+func resolveDocs(ctx context.Context, snap *registry.Snapshot, name string, want []string, all bool) ([]string, Result, error) {
 	valid, err := snap.Docs(ctx, name)
 	if err != nil {
-		return nil, Errorf("Error: %v", err), false
+		if ctx.Err() != nil {
+			return nil, Result{}, ctx.Err()
+		}
+		return nil, Errorf("Error: %v", err), nil
+	}
+	if all {
+		return valid, Result{}, nil
 	}
 	var unknown []string
 	out := make([]string, 0, len(want))
 	for _, d := range want {
-		if _, found := slices.BinarySearch(valid, d); !found {
+		c := path.Clean(strings.TrimPrefix(d, "./"))
+		if _, found := slices.BinarySearch(valid, c); !found || d == "" {
 			unknown = append(unknown, strconv.Quote(d))
 			continue
 		}
-		out = append(out, d)
+		out = append(out, c)
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
 		unknown = slices.Compact(unknown)
 		if len(valid) == 0 {
-			return nil, Errorf("Error: skill %q has no documents; unknown: %s", name, strings.Join(unknown, ", ")), false
+			return nil, Errorf("Error: skill %q has no documents; unknown: %s", name, strings.Join(unknown, ", ")), nil
 		}
-		return nil, Errorf("Error: unknown documents for skill %q: %s. Valid documents: %s", name, strings.Join(unknown, ", "), strings.Join(valid, ", ")), false
+		return nil, Errorf("Error: unknown documents for skill %q: %s. Valid documents: %s", name, strings.Join(unknown, ", "), strings.Join(valid, ", ")), nil
 	}
 	slices.Sort(out)
-	return slices.Compact(out), Result{}, true
+	return slices.Compact(out), Result{}, nil
 }

@@ -1,9 +1,9 @@
 package tools
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,6 +14,9 @@ import (
 // alphaDocs is the document list of the fixture's alpha skill, as the
 // error texts print it.
 const alphaDocs = "data/empty.txt, data/nul.txt, notes.txt, references/api.md, references/guide.md"
+
+// alphaDocList is alphaDocs as a list: what include_all_docs selects.
+var alphaDocList = strings.Split(alphaDocs, ", ")
 
 // callCase is one call of a tool and what it must return.
 type callCase struct {
@@ -35,7 +38,7 @@ func runCases(t *testing.T, f fixture, tool Tool, tests []callCase) {
 			if snap == nil && !tt.noSnap {
 				snap = f.snap
 			}
-			got := tool.Call(context.Background(), Call{Args: json.RawMessage(tt.args), Skills: snap, State: tt.state})
+			got := run(t, tool, Call{Args: json.RawMessage(tt.args), Skills: snap, State: tt.state})
 			if got.Text != tt.want {
 				t.Errorf("text:\n got %q\nwant %q", got.Text, tt.want)
 			}
@@ -97,7 +100,7 @@ func TestLoad(t *testing.T) {
 		{name: "null docs keep the selection", args: `{"skill":"alpha","docs":null}`, want: "loaded: alpha", effects: load(nil, false)},
 		{name: "docs sorted and deduplicated", args: `{"skill":"alpha","docs":["references/guide.md","notes.txt","references/guide.md"]}`,
 			want: "loaded: alpha", effects: load([]string{"notes.txt", "references/guide.md"}, false)},
-		{name: "include all", args: `{"skill":"alpha","include_all_docs":true}`, want: "loaded: alpha", effects: load(nil, true)},
+		{name: "include all", args: `{"skill":"alpha","include_all_docs":true}`, want: "loaded: alpha", effects: load(alphaDocList, true)},
 		{name: "include all false with docs", args: `{"skill":"alpha","include_all_docs":false,"docs":["notes.txt"]}`,
 			want: "loaded: alpha", effects: load([]string{"notes.txt"}, false)},
 		{name: "docs and include all", args: `{"skill":"alpha","docs":["notes.txt"],"include_all_docs":true}`,
@@ -132,10 +135,10 @@ func TestSelectDocs(t *testing.T) {
 			effects: sel(DocsReplace, []string{"references/api.md", "references/guide.md"}, false)},
 		{name: "default mode is replace", args: `{"skill":"alpha","docs":["notes.txt"]}`,
 			want: "selected documents of alpha (replace): notes.txt", effects: sel(DocsReplace, []string{"notes.txt"}, false)},
-		{name: "unknown mode is replace", args: `{"skill":"alpha","mode":"merge","docs":["notes.txt"]}`,
-			want: "selected documents of alpha (replace): notes.txt", effects: sel(DocsReplace, []string{"notes.txt"}, false)},
+		{name: "unknown mode", args: `{"skill":"alpha","mode":"merge","docs":["notes.txt"]}`,
+			want: `Error: mode "merge" of skill_select_docs is not one of "add", "replace", "clear"; omit it for "replace"`, wantErr: true},
 		{name: "mode is case sensitive", args: `{"skill":"alpha","mode":"ADD","docs":["notes.txt"]}`,
-			want: "selected documents of alpha (replace): notes.txt", effects: sel(DocsReplace, []string{"notes.txt"}, false)},
+			want: `Error: mode "ADD" of skill_select_docs is not one of "add", "replace", "clear"; omit it for "replace"`, wantErr: true},
 		{name: "replace with nothing", args: `{"skill":"alpha","mode":"replace"}`,
 			want: "selected documents of alpha (replace): none", effects: sel(DocsReplace, []string{}, false)},
 		{name: "add deduplicated and sorted", state: loaded, args: `{"skill":"alpha","mode":"add","docs":["references/guide.md","notes.txt","notes.txt"]}`,
@@ -149,9 +152,9 @@ func TestSelectDocs(t *testing.T) {
 		{name: "clear with include all", args: `{"skill":"alpha","mode":"clear","include_all_docs":true}`,
 			want: `Error: mode "clear" of skill_select_docs takes no docs or include_all_docs; to change the selection use mode "replace" or "add"`, wantErr: true},
 		{name: "include all", args: `{"skill":"alpha","include_all_docs":true}`,
-			want: "selected all documents of alpha", effects: sel(DocsReplace, nil, true)},
+			want: "selected all documents of alpha", effects: sel(DocsReplace, alphaDocList, true)},
 		{name: "include all with add", args: `{"skill":"alpha","mode":"add","include_all_docs":true}`,
-			want: "selected all documents of alpha", effects: sel(DocsReplace, nil, true)},
+			want: "selected all documents of alpha", effects: sel(DocsReplace, alphaDocList, true)},
 		{name: "docs and include all", args: `{"skill":"alpha","docs":["notes.txt"],"include_all_docs":true}`,
 			want: "Error: pass either docs or include_all_docs to skill_select_docs, not both", wantErr: true},
 		{name: "unknown docs", args: `{"skill":"alpha","mode":"add","docs":["b.md","a.md","notes.txt"]}`,

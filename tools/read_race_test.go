@@ -50,14 +50,14 @@ func TestReadSwapRace(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := Call{Args: []byte(`{"skill":"s","path":"references/guide.md"}`), Skills: reg.Snapshot(), State: state{"s": nil}}
-			if r := Read().Call(t.Context(), c); r.IsError || r.Text != public {
+			if r := run(t, Read(), c); r.IsError || r.Text != public {
 				t.Fatalf("before the race: %+v", r)
 			}
 			stop := swapLoop(t, refs, "guide.md", ".swap")
 			var ok, refused int
 			for range 2000 {
 				done := make(chan Result, 1)
-				go func() { done <- Read().Call(t.Context(), c) }()
+				go func() { done <- run(t, Read(), c) }()
 				var r Result
 				select {
 				case r = <-done:

@@ -75,7 +75,7 @@ func TestReadDefaultCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := func(p string) Result {
-		return Read().Call(t.Context(), Call{Args: []byte(`{"skill":"big","path":"` + p + `"}`), Skills: reg.Snapshot(), State: state{"big": nil}})
+		return run(t, Read(), Call{Args: []byte(`{"skill":"big","path":"` + p + `"}`), Skills: reg.Snapshot(), State: state{"big": nil}})
 	}
 	if got := call("at.txt"); got.IsError || len(got.Text) != registry.DefaultMaxReadBytes {
 		t.Errorf("at the default cap: IsError=%v, %d bytes, want the whole %d-byte file", got.IsError, len(got.Text), registry.DefaultMaxReadBytes)

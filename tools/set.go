@@ -31,9 +31,7 @@ func Select(names []string, extra ...Tool) ([]Tool, error) {
 	if len(names) == 0 {
 		names = DefaultNames()
 	}
-	known := map[string]func() Tool{
-		SkillName: Skill, LoadName: Load, SelectDocsName: SelectDocs, ListDocsName: ListDocs, ReadName: Read,
-	}
+	known := builtins()
 	for i, t := range extra {
 		switch {
 		case t.Name == "":
@@ -68,5 +66,23 @@ func Select(names []string, extra ...Tool) ([]Tool, error) {
 	return out, nil
 }
 
+// builtins maps the names of the skill tools to their constructors.
+func builtins() map[string]func() Tool {
+	return map[string]func() Tool{
+		SkillName: Skill, LoadName: Load, SelectDocsName: SelectDocs, ListDocsName: ListDocs, ReadName: Read,
+	}
+}
+
 // isBuiltin reports whether name is one of this package's tools.
 func isBuiltin(name string) bool { return slices.Contains(DefaultNames(), name) }
+
+// Defaults returns the tools an agent offers when it names none: the
+// skill tool and the progressive-disclosure tools, in DefaultNames order.
+func Defaults() []Tool {
+	mk := builtins()
+	out := make([]Tool, 0, len(mk))
+	for _, n := range DefaultNames() {
+		out = append(out, mk[n]())
+	}
+	return out
+}

@@ -19,28 +19,29 @@ type SkillArgs struct {
 
 // Skill returns the skill tool: it loads one skill's instructions by its
 // exact name and marks the skill loaded. Arguments that are not one JSON
-// object of the schema are refused first; then the checks run in the
-// order of seed 002: invalid name, not listed, not model-invocable, then
-// the body is read (a provider error is "Error: <message>").
+// object of the schema are refused first; then the checks run in this
+// order: invalid name, not listed, not model-invocable, then the body is
+// read (a provider error is "Error: <message>"). The result's text is the
+// skill's block itself.
 func Skill() Tool {
-	return Tool{
-		Name:        SkillName,
-		Description: "Load a skill's full instructions by its exact name from the available skills list. Call it before taking task actions when the user names a skill or the task clearly matches a skill's description.",
-		InputSchema: schemaFor[SkillArgs](),
-		Handler:     runSkill,
-	}
+	return builtin(SkillName,
+		"Load a skill's full instructions by its exact name from the available skills list. Call it before taking task actions when the user names a skill or the task clearly matches a skill's description.",
+		schemaFor[SkillArgs](), runSkill)
 }
 
-func runSkill(ctx context.Context, c Call) Result {
+func runSkill(ctx context.Context, c Call) (Result, error) {
 	var args SkillArgs
 	if r, ok := decode(SkillName, c.Args, &args); !ok {
-		return r
+		return r, nil
 	}
 	text, err := RenderSkill(ctx, c.Skills, args.Name)
 	if err != nil {
-		return Result{Text: text, IsError: true}
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		return Result{Text: text, IsError: true}, nil
 	}
-	return Result{Text: text, Effects: []Effect{skillEffect(args.Name)}}
+	return Result{Text: text, Effects: []Effect{skillEffect(args.Name)}}, nil
 }
 
 // ErrSkillCall is returned by RenderSkill together with the error text the

@@ -38,9 +38,9 @@ func TestSkill(t *testing.T) {
 		effects []Effect
 	}{
 		{name: "success", snap: f.snap, args: `{"name":"alpha"}`, want: alphaText,
-			effects: []Effect{{Kind: EffectLoad, Skill: "alpha", DocsMode: DocsKeep}}},
+			effects: []Effect{{Kind: EffectLoad, Skill: "alpha", DocsMode: DocsKeep, Inline: true}}},
 		{name: "success with whitespace around the object", snap: f.snap, args: " \n{\"name\":\"alpha\"}\n ", want: alphaText,
-			effects: []Effect{{Kind: EffectLoad, Skill: "alpha", DocsMode: DocsKeep}}},
+			effects: []Effect{{Kind: EffectLoad, Skill: "alpha", DocsMode: DocsKeep, Inline: true}}},
 		{name: "invalid uppercase", snap: f.snap, args: `{"name":"Alpha"}`, want: `Error: invalid skill name "Alpha"`, wantErr: true},
 		{name: "invalid underscore", snap: f.snap, args: `{"name":"my_skill"}`, want: `Error: invalid skill name "my_skill"`, wantErr: true},
 		{name: "invalid double hyphen", snap: f.snap, args: `{"name":"a--b"}`, want: `Error: invalid skill name "a--b"`, wantErr: true},
@@ -73,7 +73,7 @@ func TestSkill(t *testing.T) {
 	tool := Skill()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tool.Call(context.Background(), Call{Args: json.RawMessage(tt.args), Skills: tt.snap})
+			got := run(t, tool, Call{Args: json.RawMessage(tt.args), Skills: tt.snap})
 			if got.Text != tt.want {
 				t.Errorf("text:\n got %q\nwant %q", got.Text, tt.want)
 			}
@@ -111,7 +111,7 @@ func TestRenderSkill(t *testing.T) {
 // says the provider manages the resources.
 func TestSkillProviderManaged(t *testing.T) {
 	snap := mapFSSnapshot(t)
-	got := Skill().Call(context.Background(), Call{Args: json.RawMessage(`{"name":"pdf"}`), Skills: snap})
+	got := run(t, Skill(), Call{Args: json.RawMessage(`{"name":"pdf"}`), Skills: snap})
 	want := "<skill_content name=\"pdf\">\n" +
 		"<skill_resources>\n" +
 		"Resources for this skill are managed by provider \"bundled &amp; co\".\n" +

@@ -1,26 +1,30 @@
-// Package tools defines the model-facing skill tools as plain values: a
-// name, a description, a JSON Schema for the arguments and a Call that
-// turns arguments into the text the model sees, an error flag and the
-// load-state changes to record.
+// Package tools defines model-facing tools as plain values — a name, a
+// description, a JSON Schema for the arguments and a handler — and the
+// skill tools built on them: skill, skill_load, skill_select_docs,
+// skill_list_docs, skill_read and workspace_exec.
 //
-// Tools depend on no model SDK, so the same values serve the agent runtime
-// and the MCP server. They read skills from a registry snapshot (already
-// filtered for the request) and the calling agent's load state, and they
-// never write state themselves: the session applies the Effects they
-// return.
+// Tools depend on no model SDK, so the same values serve an agent's own
+// model loop, the agent runtime and the MCP server. A handler returns the
+// result the model sees (text, a tool-error flag, structured content,
+// attachments) and, apart from it, an error for a failure that is not the
+// model's to see (cancellation, I/O). The skill tools read skills from a
+// registry snapshot (already filtered for the request) and the calling
+// agent's load state; they never write state themselves but return the
+// Effects that the recording layer applies. New builds a tool from a Go
+// argument type, deriving its schema and decoding strictly in one place.
 package tools
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/skillkit/skillkit/registry"
 )
 
-// Tool is one model-facing tool.
+// Tool is one model-facing tool. Tools are values: copy one to rename it
+// or to wrap its Handler (tracing, logging).
 type Tool struct {
 	// Name is what the model calls.
 	Name string
@@ -28,15 +32,44 @@ type Tool struct {
 	Description string
 	// InputSchema describes the arguments (a JSON object).
 	InputSchema *jsonschema.Schema
-	// Handler does the work. Wrap it to add tracing or logging.
-	Handler func(ctx context.Context, c Call) Result
+	// Handler does the work.
+	Handler Handler
+
+	// builtin is the name of the skill tool this is ("" for others), kept
+	// when the tool is renamed: a catalog tells the model to call the
+	// shipped tool, not one that merely has its name.
+	builtin string
+	// check validates the arguments before Handler runs; set by New and
+	// for tools whose handler decodes strictly itself (nil: the schema is
+	// checked on each call).
+	check func(json.RawMessage) error
 }
 
-// Call runs the tool. A nil Handler is reported as an error result rather
-// than a panic, since tools may be assembled from configuration.
-func (t Tool) Call(ctx context.Context, c Call) Result {
+// Handler runs one call. A Result with IsError is a failure the model
+// sees and can act on (bad arguments, an unknown skill, a command that
+// failed); a non-nil error is a failure of the infrastructure (the
+// context ended, a store or disk failed) that the caller reports instead
+// of recording a result.
+type Handler func(ctx context.Context, c Call) (Result, error)
+
+// Builtin returns the name this package gave the tool when it is one of
+// the skill tools (even after a rename), or "".
+func (t Tool) Builtin() string { return t.builtin }
+
+// Call runs the tool: it checks the arguments against the tool's schema
+// (a violation is an error Result naming what is wrong), then runs the
+// Handler. Empty or null arguments mean {}. A nil Handler is an error,
+// since tools may be assembled from configuration.
+func (t Tool) Call(ctx context.Context, c Call) (Result, error) {
 	if t.Handler == nil {
-		return Errorf("Error: tool %q has no handler", t.Name)
+		return Result{}, fmt.Errorf("tools: tool %q has no handler; set Tool.Handler", t.Name)
+	}
+	check := t.check
+	if check == nil {
+		check = func(raw json.RawMessage) error { return checkSchema(t.InputSchema, raw) }
+	}
+	if err := check(c.Args); err != nil {
+		return invalidArgs(t.Name, err), nil
 	}
 	return t.Handler(ctx, c)
 }
@@ -46,11 +79,18 @@ type Call struct {
 	// Args is the raw JSON object of arguments from the model.
 	Args json.RawMessage
 	// Skills is the registry snapshot as visible to this request (filters
-	// already applied).
+	// already applied); nil means no skills.
 	Skills *registry.Snapshot
 	// State is the calling agent's current load state; nil means nothing
 	// is loaded.
 	State State
+	// SessionID names the session the call belongs to ("" outside one);
+	// workspace_exec uses the session's workspace.
+	SessionID string
+	// Agent names the calling agent.
+	Agent string
+	// ID is the call's ID as the model gave it.
+	ID string
 }
 
 // State is the read side of an agent's skill load state.
@@ -62,14 +102,36 @@ type State interface {
 	Docs(skill string) (docs []string, all bool)
 }
 
-// Result is the outcome of a call.
+// Result is the outcome of a call as the model and the client see it.
 type Result struct {
 	// Text is exactly what the model sees as the tool result.
 	Text string
-	// IsError marks a failed call.
+	// IsError marks a failed call (the model sees the failure).
 	IsError bool
+	// Structured is the result as one JSON object, when the tool has one
+	// (workspace_exec's result object); MCP clients receive it as
+	// structured content. The model still sees Text.
+	Structured json.RawMessage
+	// Attachments are files the call produced, with their media types.
+	Attachments []Attachment
 	// Effects are the load-state changes to record with the result.
 	Effects []Effect
+}
+
+// Attachment is one file a call returns beside its text.
+type Attachment struct {
+	// Name is the file's path relative to where the tool found it (for
+	// workspace_exec, the workspace), with slashes.
+	Name string `json:"name"`
+	// MIMEType is the detected media type, e.g. "text/csv".
+	MIMEType string `json:"mime_type"`
+	// Size is the file's size in bytes.
+	Size int64 `json:"size"`
+	// Text is the content of a text file, when it was within the inline
+	// limits; empty otherwise.
+	Text string `json:"text,omitempty"`
+	// Truncated reports that Text is cut short (possibly to nothing).
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // Errorf returns an error result whose text is the formatted message.
@@ -113,17 +175,18 @@ type Effect struct {
 	// Docs are the documents to add or to make the selection: sorted,
 	// without duplicates, each a document of the skill.
 	Docs []string `json:"docs,omitempty"`
-	// AllDocs selects every document (Docs is then empty).
+	// AllDocs selects every document; Docs then lists the documents the
+	// skill had when the selection was made.
 	AllDocs bool `json:"all_docs,omitempty"`
+	// Inline reports that the result's text already holds the skill's
+	// instructions (the skill tool), so nothing is added to it when the
+	// next request is built.
+	Inline bool `json:"inline,omitempty"`
 }
 
-// schemaFor derives a tool's input schema from its Go argument type.
-// Slices are plain "array" (not ["null","array"], which several model APIs
-// reject): an omitted list and an empty one mean the same to every tool.
+// schemaFor derives the schema of one of this package's argument types.
 func schemaFor[T any]() *jsonschema.Schema {
-	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[[]string](): {Type: "array", Items: &jsonschema.Schema{Type: "string"}},
-	}})
+	s, err := schemaOf[T]()
 	if err != nil {
 		// The argument types are fixed in this package; a failure here is a
 		// programming error caught by the package tests.
@@ -132,13 +195,19 @@ func schemaFor[T any]() *jsonschema.Schema {
 	return s
 }
 
+// invalidArgs is the result for arguments that are not one JSON object
+// of the tool's schema.
+func invalidArgs(tool string, err error) Result {
+	return Errorf("Error: invalid arguments to %s: %v; send one JSON object that matches the tool's schema", tool, err)
+}
+
 // decode reads the arguments of tool into v with DecodeArgs, or returns
 // the error result. Unknown, misspelt and repeated properties are refused,
 // as the schemas say (additionalProperties: false), so a mistake is
 // reported instead of silently ignored. Empty or null arguments mean {}.
 func decode(tool string, raw json.RawMessage, v any) (Result, bool) {
 	if err := DecodeArgs(raw, v); err != nil {
-		return Errorf("Error: invalid arguments to %s: %v; send one JSON object that matches the tool's schema", tool, err), false
+		return invalidArgs(tool, err), false
 	}
 	return Result{}, true
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 
@@ -69,9 +68,9 @@ func TestSelectDocsModeSchema(t *testing.T) {
 }
 
 func TestCallNilHandler(t *testing.T) {
-	got := Tool{Name: "x"}.Call(context.Background(), Call{})
-	if !got.IsError || got.Text != `Error: tool "x" has no handler` {
-		t.Errorf("got %+v", got)
+	_, err := Tool{Name: "x"}.Call(context.Background(), Call{})
+	if err == nil || err.Error() != `tools: tool "x" has no handler; set Tool.Handler` {
+		t.Errorf("err = %v", err)
 	}
 }
 
@@ -136,7 +135,7 @@ func TestConcurrentCalls(t *testing.T) {
 	for range 8 {
 		for _, c := range calls {
 			wg.Go(func() {
-				if r := c.tool.Call(context.Background(), Call{Args: json.RawMessage(c.args), Skills: f.snap, State: st}); r.IsError {
+				if r := run(t, c.tool, Call{Args: json.RawMessage(c.args), Skills: f.snap, State: st}); r.IsError {
 					errs <- fmt.Sprintf("%s: %s", c.tool.Name, r.Text)
 				}
 			})
@@ -149,28 +148,34 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 }
 
-// TestCancelledContext: a cancelled request that must read files fails
-// with the context's error instead of caching a partial result.
+// TestCancelledContext: a cancelled request that must read files is the
+// handler's error, not a result the model sees, and is not cached.
 func TestCancelledContext(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	got := Skill().Call(ctx, Call{Args: json.RawMessage(`{"name":"alpha"}`), Skills: f.snap})
-	if !got.IsError || got.Text != "Error: "+context.Canceled.Error() {
-		t.Errorf("cancelled skill call: %+v", got)
-	}
-	got = ListDocs().Call(ctx, Call{Args: json.RawMessage(`{"skill":"alpha"}`), Skills: f.snap})
-	if !got.IsError || !strings.Contains(got.Text, context.Canceled.Error()) {
-		t.Errorf("cancelled list call: %+v", got)
+	for _, tc := range []struct {
+		tool Tool
+		args string
+	}{
+		{Skill(), `{"name":"alpha"}`},
+		{ListDocs(), `{"skill":"alpha"}`},
+		{Load(), `{"skill":"alpha"}`},
+		{Read(), `{"skill":"alpha","path":"notes.txt"}`},
+	} {
+		got, err := tc.tool.Call(ctx, Call{Args: json.RawMessage(tc.args), Skills: f.snap, State: state{"alpha": nil}})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled %s call: %+v, %v; want context.Canceled", tc.tool.Name, got, err)
+		}
 	}
 	// The cancellation is not remembered.
-	if got := ListDocs().Call(context.Background(), Call{Args: json.RawMessage(`{"skill":"alpha"}`), Skills: f.snap}); got.IsError {
+	if got := run(t, ListDocs(), Call{Args: json.RawMessage(`{"skill":"alpha"}`), Skills: f.snap}); got.IsError {
 		t.Errorf("after cancellation: %+v", got)
 	}
 }
 
 func TestSelect(t *testing.T) {
-	exec := Tool{Name: "workspace_exec", Description: "run", Handler: func(context.Context, Call) Result { return Result{Text: "ran"} }}
+	exec := Tool{Name: "workspace_exec", Description: "run", Handler: func(context.Context, Call) (Result, error) { return Result{Text: "ran"}, nil }}
 	tests := []struct {
 		name    string
 		names   []string
@@ -227,12 +232,12 @@ func TestSelect(t *testing.T) {
 }
 
 func TestSelectExtraIsCalled(t *testing.T) {
-	exec := Tool{Name: "workspace_exec", Handler: func(context.Context, Call) Result { return Result{Text: "ran"} }}
+	exec := Tool{Name: "workspace_exec", Handler: func(context.Context, Call) (Result, error) { return Result{Text: "ran"}, nil }}
 	got, err := Select([]string{"workspace_exec"}, exec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := got[0].Call(context.Background(), Call{}); r.Text != "ran" {
+	if r := run(t, got[0], Call{}); r.Text != "ran" {
 		t.Errorf("extra tool result = %q", r.Text)
 	}
 }

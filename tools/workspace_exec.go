@@ -268,9 +268,10 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 type WorkspaceExecConfig struct {
 	// Runner runs the commands; required. Use sandbox.NewIsolated.
 	Runner sandbox.Runner
-	// Workspace returns the calling session's workspace (typically
-	// Manager.Open with the session ID taken from ctx); required.
-	Workspace func(ctx context.Context) (*workspace.Workspace, error)
+	// Workspaces holds the sessions' workspaces; each call runs in the
+	// workspace of its session (Call.SessionID, mapped by
+	// workspace.IDFor). Required.
+	Workspaces *workspace.Manager
 	// Options are the operator's limits; nil means defaults.
 	Options *ExecOptions
 }
@@ -287,12 +288,15 @@ type WorkspaceExecArgs struct {
 
 // WorkspaceExec returns the workspace_exec tool: it stages every skill
 // loaded for the calling agent into the session's workspace, runs command
-// with /bin/sh -c in the sandbox and returns ExecResult as JSON. The result
-// is an error when the command exits non-zero or times out; a request the
-// tool refuses or cannot run gets "Error: <message>".
+// with /bin/sh -c in the sandbox and returns ExecResult as JSON text and as
+// structured content, with the collected output files as attachments. The
+// result is an error when the command exits non-zero or times out; a
+// request the tool refuses or cannot run as asked gets "Error: <message>".
+// A failure of the host (no workspace, a staging or sandbox failure, the
+// context ended) is the handler's error.
 func WorkspaceExec(cfg WorkspaceExecConfig) (Tool, error) {
-	if cfg.Workspace == nil {
-		return Tool{}, fmt.Errorf("%w: WorkspaceExecConfig.Workspace is nil; pass a function returning the session's workspace", ErrExecConfig)
+	if cfg.Workspaces == nil {
+		return Tool{}, fmt.Errorf("%w: WorkspaceExecConfig.Workspaces is nil; pass the workspace.Manager that holds the sessions' workspaces", ErrExecConfig)
 	}
 	ex, err := NewExecutor(cfg.Runner, cfg.Options)
 	if err != nil {
@@ -301,64 +305,74 @@ func WorkspaceExec(cfg WorkspaceExecConfig) (Tool, error) {
 	s := schemaFor[WorkspaceExecArgs]()
 	s.Properties["timeout_sec"].Description = fmt.Sprintf("Timeout in seconds (default %g, at most %g; longer requests are cut to %g).",
 		ex.defTimeout.Seconds(), ex.maxTimeout.Seconds(), ex.maxTimeout.Seconds())
-	return Tool{
-		Name: WorkspaceExecName,
-		Description: "Run a shell command in this session's sandboxed workspace. Loaded skills are copied to skills/<name> first; " +
-			"run a skill's scripts with cwd skills/<name>. Write results under out/ and list them in output_files to get them back. " +
+	run := func(ctx context.Context, c Call) (Result, error) {
+		var a WorkspaceExecArgs
+		if r, ok := decode(WorkspaceExecName, c.Args, &a); !ok {
+			return r, nil
+		}
+		if strings.TrimSpace(a.Command) == "" {
+			return Errorf("Error: %s needs a non-empty command", WorkspaceExecName), nil
+		}
+		if strings.ContainsRune(a.Command, 0) {
+			return Errorf("Error: command contains a NUL byte; remove it"), nil
+		}
+		for k, v := range a.Env {
+			if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+				return Errorf("Error: env: %q is not a usable environment variable (empty name, '=' or NUL); use NAME: value pairs", k), nil
+			}
+		}
+		if a.TimeoutSec < 0 {
+			return Errorf("Error: timeout_sec %g is negative; omit it for the default", a.TimeoutSec), nil
+		}
+		if c.SessionID == "" {
+			return Result{}, fmt.Errorf("tools: %s: the call names no session (Call.SessionID), so there is no workspace to run in", WorkspaceExecName)
+		}
+		ws, err := cfg.Workspaces.Open(ctx, workspace.IDFor(c.SessionID))
+		if err != nil {
+			return Result{}, fmt.Errorf("tools: %s: the workspace of session %q: %w", WorkspaceExecName, c.SessionID, err)
+		}
+		req := ExecRequest{
+			Args:        []string{"/bin/sh", "-c", a.Command},
+			Dir:         a.Cwd,
+			Env:         a.Env,
+			Timeout:     secondsToDuration(a.TimeoutSec, ex.maxTimeout),
+			OutputFiles: a.OutputFiles,
+			Skills:      loadedSkills(c),
+		}
+		if a.Stdin != "" {
+			req.Stdin = []byte(a.Stdin)
+		}
+		res, err := ex.Exec(ctx, ws, c.Skills, req)
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return Result{}, ctx.Err()
+		case errors.Is(err, sandbox.ErrForbiddenEnv):
+			return Errorf("Error: env: %s", detail(err, sandbox.ErrForbiddenEnv)), nil
+		case errors.Is(err, sandbox.ErrCommandStart):
+			return Errorf("Error: %s", detail(err, sandbox.ErrCommandStart)), nil
+		case errors.Is(err, sandbox.ErrWorkingDir):
+			return Errorf("Error: cwd: %s", detail(err, sandbox.ErrInvalidSpec, sandbox.ErrWorkingDir, sandbox.ErrOutsideWorkspace)), nil
+		case errors.Is(err, ErrExecRequest):
+			return Errorf("Error: %s", detail(err, ErrExecRequest)), nil
+		default:
+			return Result{}, fmt.Errorf("tools: %s: %w", WorkspaceExecName, err)
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			return Result{}, err
+		}
+		out := Result{Text: string(b), IsError: res.Failed(), Structured: b}
+		for _, f := range res.OutputFiles {
+			out.Attachments = append(out.Attachments, Attachment{Name: f.Path, MIMEType: f.MIME, Size: f.Size, Text: f.Content, Truncated: f.Truncated})
+		}
+		return out, nil
+	}
+	return builtin(WorkspaceExecName,
+		"Run a shell command in this session's sandboxed workspace. Loaded skills are copied to skills/<name> first; "+
+			"run a skill's scripts with cwd skills/<name>. Write results under out/ and list them in output_files to get them back. "+
 			"Returns JSON with exit_code, stdout, stderr, truncation flags, timed_out, oom_killed, disk_limit, duration_ms, output_files and notes.",
-		InputSchema: s,
-		Handler: func(ctx context.Context, c Call) Result {
-			var a WorkspaceExecArgs
-			if r, ok := decode(WorkspaceExecName, c.Args, &a); !ok {
-				return r
-			}
-			if strings.TrimSpace(a.Command) == "" {
-				return Errorf("Error: %s needs a non-empty command", WorkspaceExecName)
-			}
-			if strings.ContainsRune(a.Command, 0) {
-				return Errorf("Error: command contains a NUL byte; remove it")
-			}
-			for k, v := range a.Env {
-				if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
-					return Errorf("Error: env: %q is not a usable environment variable (empty name, '=' or NUL); use NAME: value pairs", k)
-				}
-			}
-			if a.TimeoutSec < 0 {
-				return Errorf("Error: timeout_sec %g is negative; omit it for the default", a.TimeoutSec)
-			}
-			ws, err := cfg.Workspace(ctx)
-			if err != nil {
-				return Errorf("Error: no workspace for this session: %v", err)
-			}
-			req := ExecRequest{
-				Args:        []string{"/bin/sh", "-c", a.Command},
-				Dir:         a.Cwd,
-				Env:         a.Env,
-				Timeout:     secondsToDuration(a.TimeoutSec, ex.maxTimeout),
-				OutputFiles: a.OutputFiles,
-				Skills:      loadedSkills(c),
-			}
-			if a.Stdin != "" {
-				req.Stdin = []byte(a.Stdin)
-			}
-			res, err := ex.Exec(ctx, ws, c.Skills, req)
-			switch {
-			case errors.Is(err, sandbox.ErrForbiddenEnv):
-				return Errorf("Error: env: %s", detail(err, sandbox.ErrForbiddenEnv))
-			case errors.Is(err, sandbox.ErrCommandStart):
-				return Errorf("Error: %s", detail(err, sandbox.ErrCommandStart))
-			case errors.Is(err, sandbox.ErrWorkingDir):
-				return Errorf("Error: cwd: %s", detail(err, sandbox.ErrInvalidSpec, sandbox.ErrWorkingDir, sandbox.ErrOutsideWorkspace))
-			case err != nil:
-				return Errorf("Error: %v", err)
-			}
-			b, err := json.Marshal(res)
-			if err != nil {
-				return Errorf("Error: encode result: %v", err)
-			}
-			return Result{Text: string(b), IsError: res.Failed()}
-		},
-	}, nil
+		s, run), nil
 }
 
 // loadedSkills lists the visible skills loaded for the calling agent.

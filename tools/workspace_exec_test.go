@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"github.com/google/go-cmp/cmp"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -85,9 +87,9 @@ func newExecFixture(t *testing.T, opts *ExecOptions) execFixture {
 		t.Fatal(err)
 	}
 	tool, err := WorkspaceExec(WorkspaceExecConfig{
-		Runner:    isolatedRunner(t),
-		Workspace: func(context.Context) (*workspace.Workspace, error) { return ws, nil },
-		Options:   opts,
+		Runner:     isolatedRunner(t),
+		Workspaces: m,
+		Options:    opts,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +105,7 @@ func (f execFixture) call(t *testing.T, args map[string]any, loaded ...string) R
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f.tool.Call(context.Background(), Call{Args: raw, Skills: f.snap, State: execLoaded(loaded)})
+	return run(t, f.tool, Call{Args: raw, Skills: f.snap, State: execLoaded(loaded), SessionID: "session-1"})
 }
 
 // decodeExec parses a successful-shape result.
@@ -196,6 +198,15 @@ func TestWorkspaceExecOutputFiles(t *testing.T) {
 		if g := res.OutputFiles[i]; g != w {
 			t.Errorf("output_files[%d] = %+v, want %+v", i, g, w)
 		}
+	}
+	// The same result as structured content, and the files as
+	// attachments with their media types.
+	if string(r.Structured) != r.Text {
+		t.Errorf("structured content %s differs from the text %s", r.Structured, r.Text)
+	}
+	wantAtt := []Attachment{{Name: "out/dot.png", MIMEType: "image/png", Size: 33}, {Name: "out/table.csv", MIMEType: "text/csv", Size: 8, Text: "a,b\n1,2\n"}}
+	if diff := cmp.Diff(wantAtt, r.Attachments); diff != "" {
+		t.Errorf("attachments (-want +got):\n%s", diff)
 	}
 }
 
@@ -320,17 +331,21 @@ func TestNewExecutorConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wsFn := func(context.Context) (*workspace.Workspace, error) { return nil, errors.New("none") }
+	wsm, err := workspace.New(&workspace.Options{Root: t.TempDir(), PlainDirs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = wsm.Close() })
 	for _, tc := range []struct {
 		name string
 		cfg  WorkspaceExecConfig
 		want string
 	}{
-		{"nil runner", WorkspaceExecConfig{Workspace: wsFn}, "Runner is nil"},
-		{"nil workspace", WorkspaceExecConfig{Runner: r}, "WorkspaceExecConfig.Workspace is nil"},
-		{"negative max", WorkspaceExecConfig{Runner: r, Workspace: wsFn, Options: &ExecOptions{MaxTimeout: -time.Second}}, "MaxTimeout is -1s"},
-		{"negative default", WorkspaceExecConfig{Runner: r, Workspace: wsFn, Options: &ExecOptions{DefaultTimeout: -time.Second}}, "DefaultTimeout is -1s"},
-		{"default above max", WorkspaceExecConfig{Runner: r, Workspace: wsFn, Options: &ExecOptions{MaxTimeout: time.Second, DefaultTimeout: 2 * time.Second}}, "DefaultTimeout 2s exceeds MaxTimeout 1s"},
+		{"nil runner", WorkspaceExecConfig{Workspaces: wsm}, "Runner is nil"},
+		{"nil workspaces", WorkspaceExecConfig{Runner: r}, "WorkspaceExecConfig.Workspaces is nil"},
+		{"negative max", WorkspaceExecConfig{Runner: r, Workspaces: wsm, Options: &ExecOptions{MaxTimeout: -time.Second}}, "MaxTimeout is -1s"},
+		{"negative default", WorkspaceExecConfig{Runner: r, Workspaces: wsm, Options: &ExecOptions{DefaultTimeout: -time.Second}}, "DefaultTimeout is -1s"},
+		{"default above max", WorkspaceExecConfig{Runner: r, Workspaces: wsm, Options: &ExecOptions{MaxTimeout: time.Second, DefaultTimeout: 2 * time.Second}}, "DefaultTimeout 2s exceeds MaxTimeout 1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := WorkspaceExec(tc.cfg)
@@ -344,14 +359,14 @@ func TestNewExecutorConfig(t *testing.T) {
 	if err != nil || ex.defTimeout != time.Second || ex.MaxTimeout() != time.Second {
 		t.Errorf("defaults with MaxTimeout 1s: %+v, %v", ex, err)
 	}
-	// The workspace function's error reaches the model.
-	tool, err := WorkspaceExec(WorkspaceExecConfig{Runner: r, Workspace: wsFn})
+	// A call outside a session has no workspace: a host error, not the
+	// model's.
+	tool, err := WorkspaceExec(WorkspaceExecConfig{Runner: r, Workspaces: wsm})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := tool.Call(context.Background(), Call{Args: json.RawMessage(`{"command":"true"}`)})
-	if !res.IsError || res.Text != "Error: no workspace for this session: none" {
-		t.Errorf("got %+v", res)
+	if res, err := tool.Call(context.Background(), Call{Args: json.RawMessage(`{"command":"true"}`)}); err == nil || !strings.Contains(err.Error(), "names no session") {
+		t.Errorf("got %+v, %v", res, err)
 	}
 }
 
@@ -394,17 +409,18 @@ func ExampleWorkspaceExec() {
 	defer os.RemoveAll(root)
 	m, _ := workspace.New(&workspace.Options{Root: root})
 	defer m.Close() // unmounts the workspace volumes a root process makes
-	tool, err := WorkspaceExec(WorkspaceExecConfig{
-		Runner: r,
-		// A real server opens the workspace of the session found in ctx.
-		Workspace: func(ctx context.Context) (*workspace.Workspace, error) { return m.Open(ctx, "session-1") },
-		Options:   &ExecOptions{MaxTimeout: time.Minute},
-	})
+	tool, err := WorkspaceExec(WorkspaceExecConfig{Runner: r, Workspaces: m, Options: &ExecOptions{MaxTimeout: time.Minute}})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	res := tool.Call(context.Background(), Call{Args: json.RawMessage(`{"command": "echo hello > out/greeting.txt && cat out/greeting.txt"}`)})
+	// Each call runs in the workspace of its session.
+	res, err := tool.Call(context.Background(), Call{SessionID: "session-1",
+		Args: json.RawMessage(`{"command": "echo hello > out/greeting.txt && cat out/greeting.txt"}`)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	var out ExecResult
 	_ = json.Unmarshal([]byte(res.Text), &out)
 	b, _ := json.Marshal(map[string]any{"exit_code": out.ExitCode, "stdout": out.Stdout, "timed_out": out.TimedOut})

@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -522,4 +524,16 @@ func setDefault[T int | int64 | time.Duration](field string, v *T, def T) error 
 		*v = def
 	}
 	return nil
+}
+
+// IDFor maps a session ID to the ID of its workspace: the session ID
+// itself where it is a valid workspace ID not starting with "x-", and
+// otherwise "x-" followed by a SHA-256 digest of it. The two forms never
+// meet, so no session can name another's workspace.
+func IDFor(sessionID string) string {
+	if !strings.HasPrefix(sessionID, "x-") && validName("workspace ID", sessionID, maxIDLen) == nil {
+		return sessionID
+	}
+	sum := sha256.Sum256([]byte(sessionID))
+	return "x-" + hex.EncodeToString(sum[:24])
 }

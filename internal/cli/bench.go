@@ -16,6 +16,7 @@ import (
 	"github.com/skillkit/skillkit/assembly"
 	"github.com/skillkit/skillkit/catalog"
 	"github.com/skillkit/skillkit/conversation"
+	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/tools"
@@ -36,7 +37,7 @@ const benchSystem = "You are a careful assistant. Use the available skills when 
 // every episode.
 type cacheRow struct {
 	Placement assembly.Placement `json:"placement"`
-	Mode      session.Mode       `json:"mode"`
+	Mode      loadstate.Lifetime `json:"mode"`
 	// Requests is the number of model requests replayed.
 	Requests int `json:"requests"`
 	// PromptTokens is the tokens of every request, summed.
@@ -176,12 +177,13 @@ func cacheBench(ctx context.Context, env *Env, roots []string, maxLoaded int) (*
 		rep.Episodes = append(rep.Episodes, e.Name)
 	}
 	for _, p := range []assembly.Placement{assembly.PlacementToolResult, assembly.PlacementSystem} {
-		for _, m := range []session.Mode{session.ModeOnce, session.ModeTurn, session.ModeSession} {
+		for _, m := range []loadstate.Lifetime{loadstate.Once, loadstate.Turn, loadstate.Session} {
 			row := cacheRow{Placement: p, Mode: m}
 			var turnTokens, turnReused int
 			for _, e := range episodes {
-				cfg := conversation.Config{Roots: abs, Mode: m, Placement: p, MaxLoaded: maxLoaded, System: benchSystem}
-				if err := replay(ctx, snap, cfg, e, tok, &row, &turnTokens, &turnReused); err != nil {
+				opts := conversation.Options{Lifetime: m, Placement: p, MaxLoaded: maxLoaded, System: benchSystem,
+					Skills: func(context.Context) *registry.Snapshot { return snap }}
+				if err := replay(ctx, opts, e, tok, &row, &turnTokens, &turnReused); err != nil {
 					return nil, fmt.Errorf("episode %s, placement %s, mode %s: %w", e.Name, p, m, err)
 				}
 			}
@@ -203,19 +205,15 @@ func percent(part, whole int) float64 {
 
 // replay runs one episode in a fresh in-memory session and adds its
 // figures to row.
-func replay(ctx context.Context, snap *registry.Snapshot, cfg conversation.Config, e cacheEpisode, tok *segmentTokenizer,
+func replay(ctx context.Context, opts conversation.Options, e cacheEpisode, tok *segmentTokenizer,
 	row *cacheRow, turnTokens, turnReused *int) error {
-	cfg, err := cfg.Normalize()
-	if err != nil {
-		return err
-	}
 	store := session.NewMemoryStore(nil)
 	defer store.Close()
-	s, err := store.Create(ctx, "", cfg.Meta())
+	s, err := store.Create(ctx, "", nil)
 	if err != nil {
 		return err
 	}
-	c, err := conversation.Open(ctx, store, s.ID, "default", snap)
+	c, err := conversation.Open(ctx, store, s.ID, "default", &opts)
 	if err != nil {
 		return err
 	}

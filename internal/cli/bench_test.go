@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/skillkit/skillkit/assembly"
+	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/registry"
-	"github.com/skillkit/skillkit/session"
 )
 
 func benchReport(t *testing.T, args ...string) cacheReport {
@@ -27,7 +27,7 @@ func benchReport(t *testing.T, args ...string) cacheReport {
 	return rep
 }
 
-func row(t *testing.T, rep cacheReport, p assembly.Placement, m session.Mode) cacheRow {
+func row(t *testing.T, rep cacheReport, p assembly.Placement, m loadstate.Lifetime) cacheRow {
 	t.Helper()
 	for _, r := range rep.Rows {
 		if r.Placement == p && r.Mode == m {
@@ -70,7 +70,7 @@ func TestBenchCache(t *testing.T) {
 	}
 	// The default placement and lifetime: every request of a turn is a
 	// token-exact prefix of the next.
-	def := row(t, rep, assembly.DefaultPlacement, session.DefaultMode)
+	def := row(t, rep, assembly.PlacementToolResult, loadstate.Turn)
 	if def.WithinTurnReusePct != 100 {
 		t.Errorf("default placement reuses %.2f%% within a turn, want 100", def.WithinTurnReusePct)
 	}
@@ -79,7 +79,7 @@ func TestBenchCache(t *testing.T) {
 	}
 	// Splicing loaded content into the system message breaks the prefix
 	// within a turn, whatever the lifetime.
-	for _, m := range []session.Mode{session.ModeOnce, session.ModeTurn, session.ModeSession} {
+	for _, m := range []loadstate.Lifetime{loadstate.Once, loadstate.Turn, loadstate.Session} {
 		sys, tr := row(t, rep, assembly.PlacementSystem, m), row(t, rep, assembly.PlacementToolResult, m)
 		if sys.WithinTurnReusePct >= tr.WithinTurnReusePct || sys.WithinTurnReusePct >= 100 {
 			t.Errorf("%s: system placement reuses %.1f%% within a turn, tool-result %.1f%%; want system lower",
@@ -92,8 +92,8 @@ func TestBenchCache(t *testing.T) {
 	// In session mode an unload within a turn — an LRU eviction, or
 	// documents deselected — drops content from an earlier tool result;
 	// the cap adds evictions to the scripts' deselections.
-	capped := row(t, rep, assembly.PlacementToolResult, session.ModeSession)
-	uncapped := row(t, benchReport(t, "--max-loaded", "0", examples), assembly.PlacementToolResult, session.ModeSession)
+	capped := row(t, rep, assembly.PlacementToolResult, loadstate.Session)
+	uncapped := row(t, benchReport(t, "--max-loaded", "0", examples), assembly.PlacementToolResult, loadstate.Session)
 	if capped.WithinTurnReusePct >= uncapped.WithinTurnReusePct || uncapped.WithinTurnReusePct >= 100 {
 		t.Errorf("session mode within-turn reuse: %.1f%% with cap 2, %.1f%% without; want capped < uncapped < 100 (the scripts evict and deselect)",
 			capped.WithinTurnReusePct, uncapped.WithinTurnReusePct)

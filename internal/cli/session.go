@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/skillkit/skillkit/assembly"
 	"github.com/skillkit/skillkit/conversation"
+	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/session/sqlitestore"
@@ -76,6 +76,44 @@ func openStore(ctx context.Context, f *sessionFlags) (*sqlitestore.Store, error)
 	return sqlitestore.Open(ctx, f.store, nil)
 }
 
+// sessionMetaKey is the session metadata key holding the settings
+// `session new` chose, so that every later command uses them.
+const sessionMetaKey = "skillkit.conversation"
+
+// sessionConfig is what `session new` stores in the session's metadata.
+// The JSON names are those of earlier releases, whose sessions still open.
+type sessionConfig struct {
+	// Roots are the skill roots, as absolute paths, resolved when the
+	// session was made; empty means no skills.
+	Roots     []string               `json:"roots,omitempty"`
+	Lifetime  loadstate.Lifetime     `json:"mode"`
+	Placement assembly.Placement     `json:"placement"`
+	MaxLoaded int                    `json:"max_loaded"`
+	System    string                 `json:"system,omitempty"`
+	Catalog   assembly.CatalogFormat `json:"catalog_format"`
+}
+
+func (c sessionConfig) meta() map[string]string {
+	b, _ := json.Marshal(c) // the enums were checked when parsed
+	return map[string]string{sessionMetaKey: string(b)}
+}
+
+// configOf reads the settings of session s.
+func configOf(s *session.Session) (sessionConfig, error) {
+	raw, ok := s.Meta[sessionMetaKey]
+	if !ok {
+		return sessionConfig{}, fmt.Errorf("session %s has no %s metadata; it was not made by `skillkit session new`", s.ID, sessionMetaKey)
+	}
+	var c sessionConfig
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return sessionConfig{}, fmt.Errorf("session %s: metadata %s: %w", s.ID, sessionMetaKey, err)
+	}
+	if c.MaxLoaded < 0 {
+		return sessionConfig{}, fmt.Errorf("session %s: metadata %s: max_loaded is %d", s.ID, sessionMetaKey, c.MaxLoaded)
+	}
+	return c, nil
+}
+
 // openConversation opens the session's store, registry and tools.
 func openConversation(ctx context.Context, env *Env, f *sessionFlags, id string) (*conversation.Conversation, func(), error) {
 	st, err := openStore(ctx, f)
@@ -85,24 +123,36 @@ func openConversation(ctx context.Context, env *Env, f *sessionFlags, id string)
 	s, err := st.Get(ctx, id)
 	if err != nil {
 		st.Close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%w (list the sessions with `skillkit session ls`)", err)
 	}
-	cfg, err := conversation.ConfigFromMeta(s.Meta)
+	cfg, err := configOf(s)
 	if err != nil {
 		st.Close()
-		return nil, nil, fmt.Errorf("session %s: %w", id, err)
+		return nil, nil, err
 	}
 	reg, err := registryFor(ctx, env, cfg.Roots)
 	if err != nil {
 		st.Close()
 		return nil, nil, err
 	}
-	c, err := conversation.Open(ctx, st, id, f.agent, reg.Snapshot())
+	c, err := conversation.Open(ctx, st, id, f.agent, cfg.options(reg))
 	if err != nil {
 		st.Close()
 		return nil, nil, err
 	}
 	return c, func() { st.Close() }, nil
+}
+
+// options are the conversation options of the session's settings.
+func (c sessionConfig) options(reg *registry.Registry) *conversation.Options {
+	return &conversation.Options{
+		Skills:    func(context.Context) *registry.Snapshot { return reg.Snapshot() },
+		System:    c.System,
+		Lifetime:  c.Lifetime,
+		Placement: c.Placement,
+		MaxLoaded: c.MaxLoaded,
+		Catalog:   assembly.CatalogOptions{Format: c.Catalog},
+	}
 }
 
 // registryFor opens the registry over a session's stored roots; roots
@@ -128,42 +178,42 @@ func sessionNew(env *Env, f *sessionFlags) *cobra.Command {
 		Short: "Create a session over the given skill roots and print its ID",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cfg := conversation.Config{Mode: session.Mode(mode), Placement: assembly.Placement(placement), MaxLoaded: maxLoaded, System: system, CatalogFormat: format}
-			if _, err := session.ParseMode(mode); err != nil {
+			var cfg sessionConfig
+			var err error
+			if cfg.Lifetime, err = loadstate.ParseLifetime(mode); err != nil {
 				return fmt.Errorf("--mode: %w", err)
 			}
-			if _, err := assembly.ParsePlacement(placement); err != nil {
+			if cfg.Placement, err = assembly.ParsePlacement(placement); err != nil {
 				return fmt.Errorf("--placement: %w", err)
+			}
+			if cfg.Catalog, err = assembly.ParseCatalogFormat(format); err != nil {
+				return fmt.Errorf("--catalog-format: %w", err)
 			}
 			if maxLoaded < 0 {
 				return fmt.Errorf("--max-loaded is %d; use 0 for no cap or a positive count", maxLoaded)
 			}
-			roots, err := resolveRoots(env, args)
-			if err != nil {
+			cfg.MaxLoaded, cfg.System = maxLoaded, system
+			if cfg.Roots, err = resolveRoots(env, args); err != nil {
 				return err
 			}
-			cfg.Roots = roots
-			if len(roots) == 0 {
+			if len(cfg.Roots) == 0 {
 				fmt.Fprintln(env.Stderr, "skillkit: warning: no skill roots found ($SKILLKIT_PATH, the project's .agents/skills, ~/.agents/skills); the session has no skills — pass ROOT arguments to give it some")
-			}
-			if cfg, err = cfg.Normalize(); err != nil {
-				return err
 			}
 			st, err := openStore(ctx, f)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			s, err := st.Create(ctx, "", cfg.Meta())
-			if err != nil {
-				return err
-			}
 			reg, err := registryFor(ctx, env, cfg.Roots)
 			if err != nil {
 				return err
 			}
 			printDiagnostics(env.Stderr, reg.Snapshot().Diagnostics())
-			c, err := conversation.Open(ctx, st, s.ID, f.agent, reg.Snapshot())
+			s, err := st.Create(ctx, "", cfg.meta())
+			if err != nil {
+				return err
+			}
+			c, err := conversation.Open(ctx, st, s.ID, f.agent, cfg.options(reg))
 			if err != nil {
 				return err
 			}
@@ -174,11 +224,11 @@ func sessionNew(env *Env, f *sessionFlags) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&mode, "mode", string(session.DefaultMode), "load lifetime: once, turn or session")
-	cmd.Flags().StringVar(&placement, "placement", string(assembly.DefaultPlacement), "where loaded content goes: tool-result or system")
+	cmd.Flags().StringVar(&mode, "mode", loadstate.Turn.String(), "load lifetime: once, turn or session")
+	cmd.Flags().StringVar(&placement, "placement", assembly.PlacementToolResult.String(), "where loaded content goes: tool-result or system")
 	cmd.Flags().IntVar(&maxLoaded, "max-loaded", 0, "cap on loaded skills per agent, least recently used evicted (0: no cap)")
 	cmd.Flags().StringVar(&system, "system", "", "system prompt")
-	cmd.Flags().StringVar(&format, "catalog-format", assembly.FormatReminder, "catalog format: reminder or list")
+	cmd.Flags().StringVar(&format, "catalog-format", assembly.FormatReminder.String(), "catalog format: reminder or list")
 	return cmd
 }
 
@@ -228,7 +278,10 @@ func sessionCall(env *Env, f *sessionFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "call ID TOOL [JSON]",
 		Short: "Record a tool call and its result; print the result text (exit 1 on a tool error)",
-		Args:  cobra.RangeArgs(2, 3),
+		Long: "call records TOOL called with the JSON arguments as if the model had answered with that\n" +
+			"call alone, runs it and prints its result. A tool the agent does not have, or arguments\n" +
+			"that do not fit its schema, are recorded as error results, as a model's would be.",
+		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, done, err := openConversation(cmd.Context(), env, f, args[0])
 			if err != nil {
@@ -239,14 +292,11 @@ func sessionCall(env *Env, f *sessionFlags) *cobra.Command {
 			if len(args) == 3 {
 				raw = json.RawMessage(args[2])
 				if !json.Valid(raw) {
-					return fmt.Errorf("argument JSON is not valid JSON: %s; pass the tool arguments as one JSON object, for example '{\"skill\":\"pdf\"}'", args[2])
+					return fmt.Errorf("argument JSON is not valid JSON: %s; pass the tool arguments as one JSON object, for example %s", args[2], exampleArgs(cmd.Context(), c, args[1]))
 				}
 			}
 			res, err := c.Call(cmd.Context(), args[1], raw)
 			if err != nil {
-				if errors.Is(err, conversation.ErrUnknownTool) {
-					return fmt.Errorf("argument TOOL: %w", err)
-				}
 				return err
 			}
 			writeText(env.Stdout, res.Text)
@@ -256,6 +306,36 @@ func sessionCall(env *Env, f *sessionFlags) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// exampleArgs returns, quoted for a shell, arguments of the shape the
+// agent's tool takes: its required properties with placeholder values.
+func exampleArgs(ctx context.Context, c *conversation.Conversation, tool string) string {
+	ts, err := c.Tools(ctx)
+	if err != nil {
+		return "'{}'"
+	}
+	for _, t := range ts {
+		if t.Name != tool || t.InputSchema == nil {
+			continue
+		}
+		example := map[string]any{}
+		for _, p := range t.InputSchema.Required {
+			switch prop := t.InputSchema.Properties[p]; {
+			case prop != nil && prop.Type == "array":
+				example[p] = []string{"..."}
+			case prop != nil && (prop.Type == "integer" || prop.Type == "number"):
+				example[p] = 1
+			case prop != nil && prop.Type == "boolean":
+				example[p] = true
+			default:
+				example[p] = "..."
+			}
+		}
+		b, _ := json.Marshal(example)
+		return "'" + string(b) + "'"
+	}
+	return "'{}'"
 }
 
 func sessionPrompt(env *Env, f *sessionFlags) *cobra.Command {
@@ -306,9 +386,12 @@ func sessionShow(env *Env, f *sessionFlags) *cobra.Command {
 			if asJSON {
 				return printJSON(env.Stdout, s)
 			}
-			cfg, _ := conversation.ConfigFromMeta(s.Meta)
+			cfg, err := configOf(s)
+			if err != nil {
+				return err
+			}
 			fmt.Fprintf(env.Stdout, "session %s (created %s)\nmode %s, placement %s, max loaded %d, roots %s\n\n",
-				s.ID, s.Created.Format("2006-01-02 15:04:05"), cfg.Mode, cfg.Placement, cfg.MaxLoaded, strings.Join(cfg.Roots, ", "))
+				s.ID, s.Created.Format("2006-01-02 15:04:05"), cfg.Lifetime, cfg.Placement, cfg.MaxLoaded, strings.Join(cfg.Roots, ", "))
 			for _, ev := range s.Events {
 				line := ev.Text
 				if len(ev.ToolCalls) > 0 {

@@ -48,11 +48,11 @@ func TestSessionNewBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"new", "--mode", "forever", examples}, `--mode: load mode "forever" is not one of once, turn, session`},
-		{[]string{"new", "--mode", "", examples}, `--mode: load mode ""`},
+		{[]string{"new", "--mode", "forever", examples}, `--mode: load lifetime "forever" is not one of once, turn, session`},
+		{[]string{"new", "--mode", "", examples}, `--mode: load lifetime ""`},
 		{[]string{"new", "--placement", "inline", examples}, `--placement: placement "inline" is not one of tool-result, system`},
 		{[]string{"new", "--max-loaded", "-1", examples}, "--max-loaded is -1; use 0 for no cap or a positive count"},
-		{[]string{"new", "--catalog-format", "xml", examples}, `catalog_format "xml" is not one of reminder, list`},
+		{[]string{"new", "--catalog-format", "xml", examples}, `--catalog-format: catalog format "xml" is not one of reminder, list`},
 		{[]string{"new", filepath.Join(t.TempDir(), "missing")}, "argument ROOT"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -107,17 +107,23 @@ func TestSessionFlow(t *testing.T) {
 		t.Errorf("select printed %q", out)
 	}
 
-	// A tool error prints the result and exits 1; it is still recorded.
+	// A tool error prints the result and exits 1; it is still recorded,
+	// and so is a call of a tool the agent does not have, as a model's
+	// would be.
 	out, _, code := sess(t, store, "call", id, "skill_load", `{"skill":"nope"}`)
 	if code != 1 || out != "Error: skill \"nope\" is unknown or no longer available\n" {
 		t.Errorf("tool error: exit %d, stdout %q", code, out)
+	}
+	out, _, code = sess(t, store, "call", id, "nope")
+	if code != 1 || out != "Error: there is no tool \"nope\"; the tools are: skill, skill_load, skill_select_docs, skill_list_docs, skill_read\n" {
+		t.Errorf("unknown tool: exit %d, stdout %q", code, out)
 	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"call", id, "nope"}, `argument TOOL: tool not exposed: "nope"; this agent exposes skill, skill_load, skill_select_docs, skill_list_docs, skill_read`},
-		{[]string{"call", id, "skill_load", "{not json"}, "argument JSON is not valid JSON: {not json"},
+		{[]string{"call", id, "skill_load", "{not json"}, `argument JSON is not valid JSON: {not json; pass the tool arguments as one JSON object, for example '{"skill":"..."}'`},
+		{[]string{"call", id, "skill", "{not json"}, `for example '{"name":"..."}'`},
 		{[]string{"call", "0123456789abcdef0123456789abcdef", "skill_load", "{}"}, "session not found"},
 		{[]string{"user", id}, "accepts 2 arg(s)"},
 	} {
@@ -167,7 +173,7 @@ func TestSessionFlow(t *testing.T) {
 			}
 		}
 	}
-	wantRoles := "system user user assistant tool assistant tool assistant tool"
+	wantRoles := "system user user assistant tool assistant tool assistant tool assistant tool"
 	if got := strings.Join(roles, " "); got != wantRoles {
 		t.Errorf("roles %q, want %q", got, wantRoles)
 	}

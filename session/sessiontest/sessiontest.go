@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,15 +172,17 @@ func testAppend(t *testing.T, newStore NewStore) {
 			0, map[string]string{"mode": "turn"}},
 		{"user message starts turn 1", session.Event{Kind: session.KindUser, Agent: "main", Text: "hi", ID: "ev-user", Time: fixed},
 			1, map[string]string{"mode": "turn"}},
-		{"assistant with tool call", session.Event{Kind: session.KindAssistant, Agent: "main", ToolCalls: []session.ToolCall{{ID: "c1", Name: "skill_load", Arguments: `{"skill":"pdf"}`}}},
+		{"assistant with text and two tool calls", session.Event{Kind: session.KindAssistant, Agent: "main", Text: "Loading both.", ToolCalls: []session.ToolCall{
+			{ID: "c1", Name: "load", Arguments: `{"skill":"pdf"}`}, {ID: "c2", Name: "load", Arguments: `{"skill": "docx", oops`}}},
 			1, map[string]string{"mode": "turn"}},
-		{"tool result sets keys", session.Event{Kind: session.KindTool, Agent: "main", ToolCallID: "c1", ToolName: "skill_load", Text: "loaded: pdf",
-			StateDelta: map[string]*string{session.LoadedKey("main", "pdf"): session.Ptr("1"), session.DocsKey("main", "pdf"): session.Ptr("*")}},
-			1, map[string]string{"mode": "turn", "temp:skill:loaded_by_agent:main/pdf": "1", "temp:skill:docs_by_agent:main/pdf": "*"}},
+		{"tool result sets keys and records loads", session.Event{Kind: session.KindTool, Agent: "main", ToolCallID: "c1", ToolName: "load", Text: "loaded: pdf",
+			StateDelta: map[string]*string{"loaded/main/pdf": session.Ptr("1"), "docs/main/pdf": session.Ptr("*")},
+			Loads:      []session.Load{{Skill: "pdf", Instructions: true, Docs: []string{"a.md", "b.md"}, Lifetime: "turn"}, {Skill: "inline", Inline: true}}},
+			1, map[string]string{"mode": "turn", "loaded/main/pdf": "1", "docs/main/pdf": "*"}},
 		{"failed tool result", session.Event{Kind: session.KindTool, ToolCallID: "c2", IsError: true, Text: "boom"},
-			1, map[string]string{"mode": "turn", "temp:skill:loaded_by_agent:main/pdf": "1", "temp:skill:docs_by_agent:main/pdf": "*"}},
+			1, map[string]string{"mode": "turn", "loaded/main/pdf": "1", "docs/main/pdf": "*"}},
 		{"second user message deletes and overwrites", session.Event{Kind: session.KindUser, Text: "again", StateDelta: map[string]*string{
-			session.LoadedKey("main", "pdf"): nil, session.DocsKey("main", "pdf"): nil, "never-set": nil, "mode": session.Ptr("session"), "empty": session.Ptr("")}},
+			"loaded/main/pdf": nil, "docs/main/pdf": nil, "never-set": nil, "mode": session.Ptr("session"), "empty": session.Ptr("")}},
 			2, map[string]string{"mode": "session", "empty": ""}},
 	}
 	var want []session.Event
@@ -234,7 +237,7 @@ func testAppendInvalid(t *testing.T, newStore NewStore) {
 		{"tool call without ID", session.Event{Kind: session.KindAssistant, ToolCalls: []session.ToolCall{{Name: "b"}}}, "ToolCalls[0].ID"},
 		{"duplicate tool call ID", session.Event{Kind: session.KindAssistant, ToolCalls: []session.ToolCall{{ID: "a", Name: "b"}, {ID: "a", Name: "c"}}}, "ToolCalls[1].ID"},
 		{"tool call without name", session.Event{Kind: session.KindAssistant, ToolCalls: []session.ToolCall{{ID: "a"}}}, "ToolCalls[0].Name"},
-		{"bad arguments JSON", session.Event{Kind: session.KindAssistant, ToolCalls: []session.ToolCall{{ID: "a", Name: "b", Arguments: "{"}}}, "Arguments"},
+		{"load without a name", session.Event{Kind: session.KindTool, ToolCallID: "a", Loads: []session.Load{{Docs: []string{"x"}}}}, "Loads[0].Skill"},
 		{"tool result without call ID", session.Event{Kind: session.KindTool, Text: "x"}, "ToolCallID"},
 		{"tool fields on assistant", session.Event{Kind: session.KindAssistant, IsError: true}, "IsError"},
 		{"empty delta key", session.Event{Kind: session.KindState, StateDelta: map[string]*string{"": session.Ptr("x")}}, "StateDelta"},
@@ -327,33 +330,45 @@ func testListAndDelete(t *testing.T, newStore NewStore) {
 	}
 }
 
-// capHook evicts all but the newest max loaded skills of the event's agent,
-// the shape of the seed's capLoadedSkills.
+// capHook keeps the newest max "loaded/<agent>/<name>" keys of the
+// event's agent: when an event sets such a key it predicts the state after
+// the append and deletes the oldest others in the same StateDelta, the
+// shape of a load cap written as a hook. Order is kept in "order/<agent>".
 func capHook(max int) session.AppendHook {
 	return func(ctx context.Context, sess *session.Session, ev *session.Event, next func() error) error {
 		if len(ev.StateDelta) == 0 {
 			return next()
 		}
-		order, err := session.LoadedOrder(sess.State, ev.Agent)
-		if err != nil {
-			return err
+		prefix := "loaded/" + ev.Agent + "/"
+		var order []string
+		if v := sess.State["order/"+ev.Agent]; v != "" {
+			order = strings.Split(v, ",")
 		}
-		after := maps.Clone(sess.State)
-		session.ApplyDelta(after, ev.StateDelta)
-		loaded := session.LoadedSkills(after, ev.Agent)
-		for _, name := range loaded {
-			if _, ok := ev.StateDelta[session.LoadedKey(ev.Agent, name)]; ok {
+		for _, k := range slices.Sorted(maps.Keys(ev.StateDelta)) {
+			if name, ok := strings.CutPrefix(k, prefix); ok && ev.StateDelta[k] != nil {
 				order = append(without(order, name), name)
 			}
 		}
 		for len(order) > max {
-			ev.StateDelta[session.LoadedKey(ev.Agent, order[0])] = nil
-			ev.StateDelta[session.DocsKey(ev.Agent, order[0])] = nil
+			ev.StateDelta[prefix+order[0]] = nil
+			ev.StateDelta["docs/"+ev.Agent+"/"+order[0]] = nil
 			order = order[1:]
 		}
-		ev.StateDelta[session.LoadedOrderKey(ev.Agent)] = session.Ptr(session.EncodeOrder(order))
+		ev.StateDelta["order/"+ev.Agent] = session.Ptr(strings.Join(order, ","))
 		return next()
 	}
+}
+
+// loadedNames returns the names of agent's "loaded/<agent>/" keys, sorted.
+func loadedNames(state map[string]string, agent string) []string {
+	var out []string
+	for k := range state {
+		if name, ok := strings.CutPrefix(k, "loaded/"+agent+"/"); ok {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func without(list []string, name string) []string {
@@ -371,23 +386,22 @@ func testHookRewrites(t *testing.T, newStore NewStore) {
 	id := mustCreate(t, s, "").ID
 	for _, name := range []string{"a", "b", "c", "b", "d"} {
 		mustAppend(t, s, id, session.Event{Kind: session.KindTool, Agent: "main", ToolCallID: "c-" + name, StateDelta: map[string]*string{
-			session.LoadedKey("main", name): session.Ptr("1"), session.DocsKey("main", name): session.Ptr("*"),
+			"loaded/main/" + name: session.Ptr("1"), "docs/main/" + name: session.Ptr("*"),
 		}})
 	}
 	snap := mustGet(t, s, id)
-	if diff := cmp.Diff([]string{"b", "d"}, session.LoadedSkills(snap.State, "main")); diff != "" {
+	if diff := cmp.Diff([]string{"b", "d"}, loadedNames(snap.State, "main")); diff != "" {
 		t.Errorf("loaded after cap (-want +got):\n%s", diff)
 	}
-	if _, ok := snap.State[session.DocsKey("main", "c")]; ok {
-		t.Error("evicted skill c kept its docs key")
+	if _, ok := snap.State["docs/main/c"]; ok {
+		t.Error("evicted c kept its docs key")
 	}
-	order, err := session.LoadedOrder(snap.State, "main")
-	if err != nil || !cmp.Equal([]string{"b", "d"}, order) {
-		t.Errorf("order = %v, %v; want [b d]", order, err)
+	if got := snap.State["order/main"]; got != "b,d" {
+		t.Errorf("order = %q; want b,d", got)
 	}
 	// The hook's rewrite is what is persisted with the event.
 	last := snap.Events[len(snap.Events)-1]
-	if v, ok := last.StateDelta[session.LoadedKey("main", "c")]; !ok || v != nil {
+	if v, ok := last.StateDelta["loaded/main/c"]; !ok || v != nil {
 		t.Errorf("stored delta of last event lacks the eviction of c: %v", last.StateDelta)
 	}
 }

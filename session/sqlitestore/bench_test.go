@@ -26,8 +26,8 @@ func BenchmarkAppend(b *testing.B) {
 		name := fmt.Sprintf("skill-%d", n%8)
 		ev := session.Event{Kind: session.KindTool, Agent: "assistant", ToolCallID: fmt.Sprint("c", n), ToolName: "skill_load",
 			Text: "loaded: " + name, StateDelta: map[string]*string{
-				session.LoadedKey("assistant", name): session.Ptr(session.LoadedValue),
-				session.DocsKey("assistant", name):   session.Ptr(session.DocsAll),
+				"temp:skill:loaded_by_agent:assistant/" + name: session.Ptr("1"),
+				"temp:skill:docs_by_agent:assistant/" + name:   session.Ptr("*"),
 			}}
 		start := time.Now()
 		if _, err := st.Append(ctx, "bench", ev); err != nil {

@@ -25,15 +25,15 @@ func Example() {
 	_, _ = st.Create(ctx, "chat-1", map[string]string{"mode": "session"})
 	_, _ = st.Append(ctx, "chat-1", session.Event{Kind: session.KindUser, Agent: "assistant", Text: "load pdf"})
 	_, _ = st.Append(ctx, "chat-1", session.Event{Kind: session.KindState, Agent: "assistant",
-		StateDelta: map[string]*string{session.LoadedKey("assistant", "pdf"): session.Ptr(session.LoadedValue)}})
+		StateDelta: map[string]*string{"loaded/pdf": session.Ptr("1")}, Loads: []session.Load{{Skill: "pdf", Instructions: true}}})
 	st.Close()
 
 	st, _ = sqlitestore.Open(ctx, path, nil)
 	defer st.Close()
 	s, _ := st.Get(ctx, "chat-1")
 	fmt.Println(s.Meta["mode"], len(s.Events), s.Turn())
-	fmt.Println(session.LoadedSkills(s.State, "assistant"))
+	fmt.Println(s.State, s.Events[1].Loads[0].Skill)
 	// Output:
 	// session 2 1
-	// [pdf]
+	// map[loaded/pdf:1] pdf
 }

@@ -39,6 +39,9 @@ CREATE TABLE state (
 	PRIMARY KEY (session_id, key)
 ) STRICT, WITHOUT ROWID;
 `,
+	1: `
+ALTER TABLE events ADD COLUMN loads TEXT; -- JSON array of session.Load, NULL when none
+`,
 }
 
 // migrate brings the file to SchemaVersion inside one write transaction, so

@@ -51,7 +51,8 @@ func TestOpenSchema(t *testing.T) {
 		{"newer version", func(t *testing.T, path string) {
 			openStore(t, path, nil).Close()
 			rawExec(t, path, fmt.Sprintf("PRAGMA user_version = %d", sqlitestore.SchemaVersion+1))
-		}, sqlitestore.ErrSchemaTooNew, []string{"schema version 2", "up to 1", "upgrade skillkit"}},
+		}, sqlitestore.ErrSchemaTooNew, []string{fmt.Sprintf("schema version %d", sqlitestore.SchemaVersion+1),
+			fmt.Sprintf("up to %d", sqlitestore.SchemaVersion), "upgrade skillkit"}},
 		{"someone else's database", func(t *testing.T, path string) {
 			rawExec(t, path, "CREATE TABLE notes (x TEXT)")
 		}, sqlitestore.ErrNotStore, []string{"own file"}},
@@ -238,5 +239,47 @@ func TestEventTimeRange(t *testing.T) {
 		if err == nil && !ev.Time.Equal(tt.when) {
 			t.Errorf("stored time %v, want %v", ev.Time, tt.when)
 		}
+	}
+}
+
+// schemaV1 is the schema of files written by releases with schema version
+// 1, as they were released.
+var schemaV1 = []string{
+	`PRAGMA journal_mode = wal`,
+	`CREATE TABLE sessions (id TEXT PRIMARY KEY, created_ns INTEGER NOT NULL, meta TEXT NOT NULL,
+		last_seq INTEGER NOT NULL DEFAULT 0, last_turn INTEGER NOT NULL DEFAULT 0) STRICT`,
+	`CREATE TABLE events (session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+		id TEXT NOT NULL, time_ns INTEGER NOT NULL, agent TEXT NOT NULL, kind TEXT NOT NULL, turn INTEGER NOT NULL,
+		text TEXT NOT NULL, tool_calls TEXT, tool_call_id TEXT NOT NULL, tool_name TEXT NOT NULL, is_error INTEGER NOT NULL,
+		state_delta TEXT, PRIMARY KEY (session_id, seq)) STRICT, WITHOUT ROWID`,
+	`CREATE TABLE state (session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, key TEXT NOT NULL,
+		value TEXT NOT NULL, PRIMARY KEY (session_id, key)) STRICT, WITHOUT ROWID`,
+	`PRAGMA user_version = 1`,
+	`PRAGMA application_id = 1936419700`,
+}
+
+// A file of schema version 1 is migrated on Open: its events read back
+// with no loads, and new events keep theirs.
+func TestMigrateFromV1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	rawExec(t, path, append(schemaV1,
+		`INSERT INTO sessions VALUES ('old', 1, '{}', 1, 1)`,
+		`INSERT INTO events VALUES ('old', 1, 'e1', 1, 'a', 'user', 1, 'hi', NULL, '', '', 0, '{"k":"v"}')`,
+		`INSERT INTO state VALUES ('old', 'k', 'v')`)...)
+	st := openStore(t, path, nil)
+	ev, err := st.Append(ctx, "old", session.Event{Kind: session.KindTool, ToolCallID: "c", Loads: []session.Load{{Skill: "pdf", Docs: []string{"a.md"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.Get(ctx, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Events) != 2 || s.Events[0].Text != "hi" || s.Events[0].Loads != nil || s.State["k"] != "v" {
+		t.Fatalf("migrated session = %+v", s)
+	}
+	if got := s.Events[1].Loads; len(got) != 1 || got[0].Skill != "pdf" || got[0].Docs[0] != "a.md" || ev.Seq != 2 {
+		t.Fatalf("new event's loads = %+v (seq %d)", got, ev.Seq)
 	}
 }

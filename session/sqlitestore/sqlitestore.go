@@ -37,11 +37,12 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/session/driver"
 )
 
 // SchemaVersion is the schema version this build writes (PRAGMA
 // user_version). Files with a lower version are migrated on Open.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // applicationID marks a SQLite file as a skillkit session store
 // (PRAGMA application_id; "skkt" in ASCII).
@@ -205,10 +206,10 @@ func (s *Store) Create(ctx context.Context, id string, meta map[string]string) (
 	if id == "" {
 		id = session.NewID()
 	}
-	if err := session.CheckID(id); err != nil {
+	if err := driver.CheckID(id); err != nil {
 		return nil, s.wrap(id, "create", err)
 	}
-	if err := session.CheckMeta(meta); err != nil {
+	if err := driver.CheckMeta(meta); err != nil {
 		return nil, s.wrap(id, "create", err)
 	}
 	if meta == nil {
@@ -271,7 +272,7 @@ func (s *Store) Append(ctx context.Context, id string, ev session.Event) (sessio
 	if s.closed.Load() {
 		return session.Event{}, session.ErrClosed
 	}
-	e, err := session.PrepareEvent(ev, time.Now())
+	e, err := driver.Prepare(ev, time.Now())
 	if err != nil {
 		return session.Event{}, s.wrap(id, "append", err)
 	}
@@ -287,7 +288,7 @@ func (s *Store) Append(ctx context.Context, id string, ev session.Event) (sessio
 		}
 	}
 	commit := func(e *session.Event) error { return insertEvent(ctx, tx, id, e) }
-	if err := session.RunAppendHook(ctx, s.hook, snap, &e, commit); err != nil {
+	if err := driver.RunHook(ctx, s.hook, snap, &e, commit); err != nil {
 		return session.Event{}, s.wrap(id, "append", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -318,7 +319,7 @@ func (s *Store) AppendFunc(ctx context.Context, id string, build session.BuildFu
 	now := time.Now()
 	out := make([]session.Event, 0, len(evs))
 	for i, ev := range evs {
-		e, err := session.PrepareEvent(ev, now)
+		e, err := driver.Prepare(ev, now)
 		if err != nil {
 			return nil, s.wrap(id, fmt.Sprintf("append event %d of %d", i+1, len(evs)), err)
 		}
@@ -329,7 +330,7 @@ func (s *Store) AppendFunc(ctx context.Context, id string, build session.BuildFu
 			}
 		}
 		commit := func(e *session.Event) error { return insertEvent(ctx, tx, id, e) }
-		if err := session.RunAppendHook(ctx, s.hook, snap, &e, commit); err != nil {
+		if err := driver.RunHook(ctx, s.hook, snap, &e, commit); err != nil {
 			return nil, s.wrap(id, fmt.Sprintf("append event %d of %d", i+1, len(evs)), err)
 		}
 		out = append(out, e.Clone())
@@ -348,7 +349,7 @@ func readState(ctx context.Context, q interface {
 	var last int64
 	if err := q.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, id).Scan(&last); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, 0, session.NotFound(id)
+			return nil, 0, driver.NotFound(id)
 		}
 		return nil, 0, err
 	}
@@ -418,7 +419,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return s.wrap(id, "delete", err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return s.wrap(id, "delete", errors.Join(session.NotFound(id), err))
+		return s.wrap(id, "delete", errors.Join(driver.NotFound(id), err))
 	}
 	if err := tx.Commit(); err != nil {
 		return s.wrap(id, "delete: commit", err)
@@ -447,7 +448,7 @@ func loadSession(ctx context.Context, q queryer, id string) (*session.Session, e
 	var meta string
 	err := q.QueryRowContext(ctx, `SELECT created_ns, meta FROM sessions WHERE id = ?`, id).Scan(&created, &meta)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, session.NotFound(id)
+		return nil, driver.NotFound(id)
 	}
 	if err != nil {
 		return nil, err
@@ -456,7 +457,7 @@ func loadSession(ctx context.Context, q queryer, id string) (*session.Session, e
 	if err := json.Unmarshal([]byte(meta), &sess.Meta); err != nil {
 		return nil, fmt.Errorf("corrupt meta column: %w", err)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT seq, id, time_ns, agent, kind, turn, text, tool_calls, tool_call_id, tool_name, is_error, state_delta
+	rows, err := q.QueryContext(ctx, `SELECT seq, id, time_ns, agent, kind, turn, text, tool_calls, tool_call_id, tool_name, is_error, state_delta, loads
 		FROM events WHERE session_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return nil, err
@@ -466,8 +467,8 @@ func loadSession(ctx context.Context, q queryer, id string) (*session.Session, e
 		var e session.Event
 		var tns int64
 		var kind string
-		var calls, delta sql.NullString
-		if err := rows.Scan(&e.Seq, &e.ID, &tns, &e.Agent, &kind, &e.Turn, &e.Text, &calls, &e.ToolCallID, &e.ToolName, &e.IsError, &delta); err != nil {
+		var calls, delta, loads sql.NullString
+		if err := rows.Scan(&e.Seq, &e.ID, &tns, &e.Agent, &kind, &e.Turn, &e.Text, &calls, &e.ToolCallID, &e.ToolName, &e.IsError, &delta, &loads); err != nil {
 			return nil, err
 		}
 		e.Kind = session.Kind(kind)
@@ -480,6 +481,11 @@ func loadSession(ctx context.Context, q queryer, id string) (*session.Session, e
 		if delta.Valid {
 			if err := json.Unmarshal([]byte(delta.String), &e.StateDelta); err != nil {
 				return nil, fmt.Errorf("event %d: corrupt state_delta column: %w", e.Seq, err)
+			}
+		}
+		if loads.Valid {
+			if err := json.Unmarshal([]byte(loads.String), &e.Loads); err != nil {
+				return nil, fmt.Errorf("event %d: corrupt loads column: %w", e.Seq, err)
 			}
 		}
 		sess.Events = append(sess.Events, e)
@@ -525,12 +531,12 @@ func insertEvent(ctx context.Context, tx *sql.Tx, id string, e *session.Event) e
 	err := tx.QueryRowContext(ctx, `UPDATE sessions SET last_seq = last_seq + 1, last_turn = last_turn + ? WHERE id = ? RETURNING last_seq, last_turn`,
 		inc, id).Scan(&e.Seq, &e.Turn)
 	if errors.Is(err, sql.ErrNoRows) {
-		return session.NotFound(id)
+		return driver.NotFound(id)
 	}
 	if err != nil {
 		return err
 	}
-	var calls, delta sql.NullString
+	var calls, delta, loads sql.NullString
 	if len(e.ToolCalls) > 0 {
 		b, err := json.Marshal(e.ToolCalls)
 		if err != nil {
@@ -545,9 +551,16 @@ func insertEvent(ctx context.Context, tx *sql.Tx, id string, e *session.Event) e
 		}
 		delta = sql.NullString{String: string(b), Valid: true}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO events (session_id, seq, id, time_ns, agent, kind, turn, text, tool_calls, tool_call_id, tool_name, is_error, state_delta)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		id, e.Seq, e.ID, e.Time.UnixNano(), e.Agent, string(e.Kind), e.Turn, e.Text, calls, e.ToolCallID, e.ToolName, e.IsError, delta); err != nil {
+	if len(e.Loads) > 0 {
+		b, err := json.Marshal(e.Loads)
+		if err != nil {
+			return err
+		}
+		loads = sql.NullString{String: string(b), Valid: true}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO events (session_id, seq, id, time_ns, agent, kind, turn, text, tool_calls, tool_call_id, tool_name, is_error, state_delta, loads)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, e.Seq, e.ID, e.Time.UnixNano(), e.Agent, string(e.Kind), e.Turn, e.Text, calls, e.ToolCallID, e.ToolName, e.IsError, delta, loads); err != nil {
 		return err
 	}
 	keys := make([]string, 0, len(e.StateDelta))

@@ -1,4 +1,4 @@
-package session
+package loadstate
 
 import (
 	"encoding/json"
@@ -6,27 +6,31 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/skillkit/skillkit/session"
 )
 
-// State keys written by the skill tools. They are per agent, so a sub-agent
-// sharing the session does not load skills into its parent's prompt. The
-// "temp:" prefix marks them as load-lifetime state that the runner clears
-// (turn / once modes); keys without it persist.
+// The state keys, per agent, so that a sub-agent sharing the session does
+// not load skills into its parent's prompt. Applications may read them (a
+// callback that lists what is loaded, say); only this package writes or
+// parses them. The "temp:" prefix marks them as load-lifetime state.
 const (
-	// SkillStatePrefix starts every skill state key, per-agent or legacy.
-	SkillStatePrefix = "temp:skill:"
-	// LegacyLoadedPrefix starts the pre-per-agent loaded keys.
-	LegacyLoadedPrefix = "temp:skill:loaded:"
-	// LegacyDocsPrefix starts the pre-per-agent docs keys.
-	LegacyDocsPrefix = "temp:skill:docs:"
+	// Prefix starts every key of this package, per-agent or legacy.
+	Prefix = "temp:skill:"
+	// legacyLoadedPrefix and legacyDocsPrefix start the keys of the older
+	// single-agent layout, still read and migrated.
+	legacyLoadedPrefix = "temp:skill:loaded:"
+	legacyDocsPrefix   = "temp:skill:docs:"
 
 	loadedByAgentPrefix = "temp:skill:loaded_by_agent:"
 	docsByAgentPrefix   = "temp:skill:docs_by_agent:"
 	orderByAgentPrefix  = "temp:skill:loaded_order_by_agent:"
 
-	// LoadedValue is the value of a loaded key.
+	// LoadedValue is the value of a loaded key; readers treat any
+	// non-empty value as loaded.
 	LoadedValue = "1"
-	// DocsAll is the docs value meaning "every doc of the skill".
+	// DocsAll is the docs value meaning "every document of the skill";
+	// otherwise the value is a JSON array of document paths.
 	DocsAll = "*"
 )
 
@@ -36,7 +40,7 @@ func LoadedKey(agent, name string) string { return LoadedPrefix(agent) + name }
 
 // DocsKey is the key holding the docs agent selected for skill name:
 // temp:skill:docs_by_agent:<agent>/<name>. Its value is DocsAll or a JSON
-// string array (see EncodeDocs).
+// string array.
 func DocsKey(agent, name string) string { return DocsPrefix(agent) + name }
 
 // LoadedOrderKey is the key holding agent's loaded skill names as a JSON
@@ -50,16 +54,16 @@ func LoadedPrefix(agent string) string { return loadedByAgentPrefix + agent + "/
 // DocsPrefix starts every docs key of agent.
 func DocsPrefix(agent string) string { return docsByAgentPrefix + agent + "/" }
 
-// LegacyLoadedKey is the pre-per-agent loaded key temp:skill:loaded:<name>.
-func LegacyLoadedKey(name string) string { return LegacyLoadedPrefix + name }
+// legacyLoadedKey is the single-agent loaded key temp:skill:loaded:<name>.
+func legacyLoadedKey(name string) string { return legacyLoadedPrefix + name }
 
-// LegacyDocsKey is the pre-per-agent docs key temp:skill:docs:<name>.
-func LegacyDocsKey(name string) string { return LegacyDocsPrefix + name }
+// legacyDocsKey is the single-agent docs key temp:skill:docs:<name>.
+func legacyDocsKey(name string) string { return legacyDocsPrefix + name }
 
-// LoadedSkills returns the names agent has loaded in state, sorted. Keys with
+// loadedSkills returns the names agent has loaded in state, sorted. Keys with
 // an empty value, an empty name or a name containing "/" (which would belong
 // to an agent whose name has a "/") are not loads.
-func LoadedSkills(state map[string]string, agent string) []string {
+func loadedSkills(state map[string]string, agent string) []string {
 	prefix := LoadedPrefix(agent)
 	var out []string
 	for k, v := range state {
@@ -73,9 +77,9 @@ func LoadedSkills(state map[string]string, agent string) []string {
 	return out
 }
 
-// EncodeDocs encodes a docs selection: DocsAll when all is set, else a JSON
+// encodeDocs encodes a docs selection: DocsAll when all is set, else a JSON
 // array of the doc paths (an empty selection is "[]").
-func EncodeDocs(all bool, docs []string) string {
+func encodeDocs(all bool, docs []string) string {
 	if all {
 		return DocsAll
 	}
@@ -86,9 +90,9 @@ func EncodeDocs(all bool, docs []string) string {
 	return string(b)
 }
 
-// DecodeDocs decodes a docs value written by EncodeDocs. key names the state
-// key in the error.
-func DecodeDocs(key, value string) (all bool, docs []string, err error) {
+// decodeDocs decodes a docs value written by encodeDocs. key names the
+// state key in the error.
+func decodeDocs(key, value string) (all bool, docs []string, err error) {
 	if value == DocsAll {
 		return true, nil, nil
 	}
@@ -98,9 +102,9 @@ func DecodeDocs(key, value string) (all bool, docs []string, err error) {
 	return false, docs, nil
 }
 
-// LoadedOrder returns agent's loaded skill names from the order key, least
+// loadedOrder returns agent's loaded skill names from the order key, least
 // recently touched first; nil when the key is absent.
-func LoadedOrder(state map[string]string, agent string) ([]string, error) {
+func loadedOrder(state map[string]string, agent string) ([]string, error) {
 	key := LoadedOrderKey(agent)
 	v, ok := state[key]
 	if !ok || v == "" {
@@ -113,10 +117,10 @@ func LoadedOrder(state map[string]string, agent string) ([]string, error) {
 	return names, nil
 }
 
-// EncodeOrder encodes a loaded-order list for LoadedOrderKey.
-func EncodeOrder(names []string) string { return EncodeDocs(false, names) }
+// encodeOrder encodes a loaded-order list for LoadedOrderKey.
+func encodeOrder(names []string) string { return encodeDocs(false, names) }
 
-// MigrateLegacyKeys returns the state delta that moves legacy skill keys
+// Migrate returns the state delta that moves legacy skill keys
 // (temp:skill:loaded:<name>, temp:skill:docs:<name>) to agent's per-agent
 // keys, or nil when there is nothing to migrate. Callers reading state for
 // agent append it (in a KindState event or with their own event) so the
@@ -129,22 +133,22 @@ func EncodeOrder(names []string) string { return EncodeDocs(false, names) }
 //     name has one).
 //
 // An order value that is not a JSON array is an error naming the key.
-func MigrateLegacyKeys(state map[string]string, agent string) (map[string]*string, error) {
+func Migrate(state map[string]string, agent string) (map[string]*string, error) {
 	delta := map[string]*string{}
 	var migrated []string
 	for k, v := range state {
-		if name, ok := strings.CutPrefix(k, LegacyLoadedPrefix); ok && validKeyName(name) {
+		if name, ok := strings.CutPrefix(k, legacyLoadedPrefix); ok && validKeyName(name) {
 			delta[k] = nil
 			if _, exists := state[LoadedKey(agent, name)]; !exists && v != "" {
-				delta[LoadedKey(agent, name)] = Ptr(v)
+				delta[LoadedKey(agent, name)] = session.Ptr(v)
 				migrated = append(migrated, name)
 			}
 			continue
 		}
-		if name, ok := strings.CutPrefix(k, LegacyDocsPrefix); ok && validKeyName(name) {
+		if name, ok := strings.CutPrefix(k, legacyDocsPrefix); ok && validKeyName(name) {
 			delta[k] = nil
 			if _, exists := state[DocsKey(agent, name)]; !exists {
-				delta[DocsKey(agent, name)] = Ptr(v)
+				delta[DocsKey(agent, name)] = session.Ptr(v)
 			}
 		}
 	}
@@ -152,7 +156,7 @@ func MigrateLegacyKeys(state map[string]string, agent string) (map[string]*strin
 		return nil, nil
 	}
 	if len(migrated) > 0 {
-		order, err := LoadedOrder(state, agent)
+		order, err := loadedOrder(state, agent)
 		if err != nil {
 			return nil, fmt.Errorf("migrate legacy skill keys for agent %q: %w", agent, err)
 		}
@@ -164,7 +168,7 @@ func MigrateLegacyKeys(state map[string]string, agent string) (map[string]*strin
 			}
 		}
 		if len(front) > 0 {
-			delta[LoadedOrderKey(agent)] = Ptr(EncodeOrder(append(front, order...)))
+			delta[LoadedOrderKey(agent)] = session.Ptr(encodeOrder(append(front, order...)))
 		}
 	}
 	return delta, nil

@@ -1,4 +1,4 @@
-package session_test
+package loadstate_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/skill"
@@ -18,32 +19,44 @@ import (
 	"github.com/skillkit/skillkit/tools"
 )
 
-func TestParseMode(t *testing.T) {
+func TestParseLifetime(t *testing.T) {
 	for _, tc := range []struct {
 		in      string
-		want    session.Mode
+		want    loadstate.Lifetime
 		wantErr string
 	}{
-		{"once", session.ModeOnce, ""},
-		{"turn", session.ModeTurn, ""},
-		{"session", session.ModeSession, ""},
-		{"", "", `load mode "" is not one of once, turn, session`},
-		{"Turn", "", `load mode "Turn" is not one of once, turn, session`},
-		{"forever", "", `load mode "forever" is not one of once, turn, session`},
+		{"once", loadstate.Once, ""},
+		{"turn", loadstate.Turn, ""},
+		{"session", loadstate.Session, ""},
+		{"", 0, `load lifetime "" is not one of once, turn, session`},
+		{"Turn", 0, `load lifetime "Turn" is not one of once, turn, session`},
+		{"forever", 0, `load lifetime "forever" is not one of once, turn, session`},
 	} {
-		got, err := session.ParseMode(tc.in)
+		got, err := loadstate.ParseLifetime(tc.in)
 		if tc.wantErr != "" {
 			if err == nil || err.Error() != tc.wantErr {
-				t.Errorf("ParseMode(%q) error = %v, want %q", tc.in, err, tc.wantErr)
+				t.Errorf("ParseLifetime(%q) error = %v, want %q", tc.in, err, tc.wantErr)
 			}
 			continue
 		}
-		if err != nil || got != tc.want {
-			t.Errorf("ParseMode(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		if err != nil || got != tc.want || got.String() != tc.in {
+			t.Errorf("ParseLifetime(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+		var back loadstate.Lifetime
+		b, err := got.MarshalText()
+		if err != nil || back.UnmarshalText(b) != nil || back != got {
+			t.Errorf("text round trip of %v: %q, %v -> %v", got, b, err, back)
 		}
 	}
-	if session.DefaultMode != session.ModeTurn {
-		t.Errorf("DefaultMode = %q, want turn", session.DefaultMode)
+	var zero loadstate.Lifetime
+	if zero != loadstate.Turn {
+		t.Errorf("the zero Lifetime is %v, want turn", zero)
+	}
+	if _, err := loadstate.Lifetime(9).MarshalText(); err == nil {
+		t.Error("MarshalText of an undefined lifetime succeeded")
+	}
+	if got := loadstate.LifetimeOf(session.Load{Skill: "x"}); got != loadstate.Turn {
+		t.Errorf("LifetimeOf a record without lifetime = %v, want turn", got)
 	}
 }
 
@@ -74,11 +87,11 @@ func sel(name string, mode tools.DocsMode, all bool, docs ...string) tools.Effec
 	return tools.Effect{Kind: tools.EffectSelectDocs, Skill: name, DocsMode: mode, AllDocs: all, Docs: docs}
 }
 
-func TestEffectsDelta(t *testing.T) {
+func TestApply(t *testing.T) {
 	const a = "main"
-	L := func(n string) string { return session.LoadedKey(a, n) }
-	D := func(n string) string { return session.DocsKey(a, n) }
-	O := session.LoadedOrderKey(a)
+	L := func(n string) string { return loadstate.LoadedKey(a, n) }
+	D := func(n string) string { return loadstate.DocsKey(a, n) }
+	O := loadstate.LoadedOrderKey(a)
 	for _, tc := range []struct {
 		name    string
 		state   map[string]string
@@ -194,31 +207,31 @@ func TestEffectsDelta(t *testing.T) {
 		},
 		{
 			name: "legacy keys migrate on touch",
-			state: st(session.LegacyLoadedKey("old"), "1", session.LegacyDocsKey("old"), `["r.md"]`,
-				session.LegacyLoadedKey("other"), "1"),
+			state: st("temp:skill:loaded:old", "1", "temp:skill:docs:old", `["r.md"]`,
+				"temp:skill:loaded:other", "1"),
 			effects: []tools.Effect{load("new")},
 			want: st(L("old"), "1", D("old"), `["r.md"]`, L("other"), "1", L("new"), "1",
 				O, `["old","other","new"]`),
 		},
 		{
 			name:    "legacy loads are the oldest",
-			state:   st(session.LegacyLoadedKey("old"), "1", L("b"), "1", L("a"), "1", O, `["b"]`),
+			state:   st("temp:skill:loaded:old", "1", L("b"), "1", L("a"), "1", O, `["b"]`),
 			effects: []tools.Effect{load("c")},
 			want:    st(L("old"), "1", L("b"), "1", L("a"), "1", L("c"), "1", O, `["old","b","a","c"]`),
 		},
 		{
 			name:    "legacy key evicted is deleted",
-			state:   st(session.LegacyLoadedKey("old"), "1", L("b"), "1", O, `["b"]`),
+			state:   st("temp:skill:loaded:old", "1", L("b"), "1", O, `["b"]`),
 			effects: []tools.Effect{load("c")},
 			max:     2,
 			want:    st(L("b"), "1", L("c"), "1", O, `["b","c"]`),
 		},
 		{
 			name:    "other agents untouched",
-			state:   st(session.LoadedKey("sub", "a"), "1", session.LoadedOrderKey("sub"), `["a"]`),
+			state:   st(loadstate.LoadedKey("sub", "a"), "1", loadstate.LoadedOrderKey("sub"), `["a"]`),
 			effects: []tools.Effect{load("b")},
 			max:     1,
-			want:    st(session.LoadedKey("sub", "a"), "1", session.LoadedOrderKey("sub"), `["a"]`, L("b"), "1", O, `["b"]`),
+			want:    st(loadstate.LoadedKey("sub", "a"), "1", loadstate.LoadedOrderKey("sub"), `["a"]`, L("b"), "1", O, `["b"]`),
 		},
 		{
 			name:    "no effects writes nothing new",
@@ -229,7 +242,7 @@ func TestEffectsDelta(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := apply(tc.state, nil)
-			d, err := session.EffectsDelta(tc.state, a, tc.effects, tc.max)
+			d, err := loadstate.Apply(tc.state, a, tc.effects, tc.max)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,7 +264,7 @@ func TestEffectsDelta(t *testing.T) {
 	}
 }
 
-func TestEffectsDeltaErrors(t *testing.T) {
+func TestApplyErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		effects []tools.Effect
@@ -263,7 +276,7 @@ func TestEffectsDeltaErrors(t *testing.T) {
 		{"no skill", []tools.Effect{{Kind: tools.EffectLoad}}, 0, `effect "load" has no skill`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := session.EffectsDelta(st(), "main", tc.effects, tc.max)
+			d, err := loadstate.Apply(st(), "main", tc.effects, tc.max)
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("error = %v, want %q", err, tc.want)
 			}
@@ -274,17 +287,17 @@ func TestEffectsDeltaErrors(t *testing.T) {
 	}
 }
 
-func TestResetDelta(t *testing.T) {
+func TestReset(t *testing.T) {
 	state := st(
-		session.LoadedKey("main", "a"), "1",
-		session.DocsKey("main", "a"), "*",
-		session.LoadedOrderKey("main"), `["a"]`,
-		session.LoadedKey("main/sub", "b"), "1", // agent "main/sub", not main's
-		session.LoadedOrderKey("main/sub"), `["b"]`,
-		session.LoadedKey("sub", "c"), "1",
-		session.DocsKey("sub", "c"), `["x.md"]`,
-		session.LoadedOrderKey("sub"), `["c"]`,
-		session.LegacyLoadedKey("old"), "1",
+		loadstate.LoadedKey("main", "a"), "1",
+		loadstate.DocsKey("main", "a"), "*",
+		loadstate.LoadedOrderKey("main"), `["a"]`,
+		loadstate.LoadedKey("main/sub", "b"), "1", // agent "main/sub", not main's
+		loadstate.LoadedOrderKey("main/sub"), `["b"]`,
+		loadstate.LoadedKey("sub", "c"), "1",
+		loadstate.DocsKey("sub", "c"), `["x.md"]`,
+		loadstate.LoadedOrderKey("sub"), `["c"]`,
+		"temp:skill:loaded:old", "1",
 		"skillkit:catalog_digest:main", "abc",
 		"user:pref", "x",
 	)
@@ -293,30 +306,26 @@ func TestResetDelta(t *testing.T) {
 		want  map[string]string
 	}{
 		{"main", st(
-			session.LoadedKey("main/sub", "b"), "1",
-			session.LoadedOrderKey("main/sub"), `["b"]`,
-			session.LoadedKey("sub", "c"), "1",
-			session.DocsKey("sub", "c"), `["x.md"]`,
-			session.LoadedOrderKey("sub"), `["c"]`,
-			session.LegacyLoadedKey("old"), "1",
+			loadstate.LoadedKey("main/sub", "b"), "1",
+			loadstate.LoadedOrderKey("main/sub"), `["b"]`,
+			loadstate.LoadedKey("sub", "c"), "1",
+			loadstate.DocsKey("sub", "c"), `["x.md"]`,
+			loadstate.LoadedOrderKey("sub"), `["c"]`,
 			"skillkit:catalog_digest:main", "abc",
 			"user:pref", "x",
 		)},
 		{"sub", st(
-			session.LoadedKey("main", "a"), "1",
-			session.DocsKey("main", "a"), "*",
-			session.LoadedOrderKey("main"), `["a"]`,
-			session.LoadedKey("main/sub", "b"), "1",
-			session.LoadedOrderKey("main/sub"), `["b"]`,
-			session.LegacyLoadedKey("old"), "1",
+			loadstate.LoadedKey("main", "a"), "1",
+			loadstate.DocsKey("main", "a"), "*",
+			loadstate.LoadedOrderKey("main"), `["a"]`,
+			loadstate.LoadedKey("main/sub", "b"), "1",
+			loadstate.LoadedOrderKey("main/sub"), `["b"]`,
 			"skillkit:catalog_digest:main", "abc",
 			"user:pref", "x",
 		)},
-		{"", st("skillkit:catalog_digest:main", "abc", "user:pref", "x")},
-		{"nobody", state},
 	} {
 		t.Run("agent="+tc.agent, func(t *testing.T) {
-			d := session.ResetDelta(state, tc.agent)
+			d := loadstate.Reset(state, tc.agent)
 			if diff := cmp.Diff(tc.want, apply(state, d)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -327,24 +336,33 @@ func TestResetDelta(t *testing.T) {
 			}
 		})
 	}
+	// Keys of the single-agent layout count as every agent's: any reset
+	// removes them, and nothing else of another agent.
+	for _, agent := range []string{"", "nobody"} {
+		got := apply(state, loadstate.Reset(state, agent))
+		want := apply(state, map[string]*string{"temp:skill:loaded:old": nil})
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Reset(%q) (-want +got):\n%s", agent, diff)
+		}
+	}
 }
 
-func TestAgentState(t *testing.T) {
+func TestView(t *testing.T) {
 	state := st(
-		session.LoadedKey("main", "b"), "1",
-		session.LoadedKey("main", "a"), "1",
-		session.LoadedKey("main", "c"), "1",
-		session.LoadedKey("main", "off"), "",
-		session.DocsKey("main", "a"), `["x.md","y.md"]`,
-		session.DocsKey("main", "c"), "*",
-		session.DocsKey("main", "b"), "not json",
-		session.LoadedOrderKey("main"), `["c","gone","b","c"]`,
-		session.LegacyLoadedKey("legacy"), "1",
-		session.LegacyDocsKey("legacy"), `["l.md"]`,
-		session.LegacyLoadedKey("bad/name"), "1",
-		session.LoadedKey("sub", "z"), "1",
+		loadstate.LoadedKey("main", "b"), "1",
+		loadstate.LoadedKey("main", "a"), "1",
+		loadstate.LoadedKey("main", "c"), "1",
+		loadstate.LoadedKey("main", "off"), "",
+		loadstate.DocsKey("main", "a"), `["x.md","y.md"]`,
+		loadstate.DocsKey("main", "c"), "*",
+		loadstate.DocsKey("main", "b"), "not json",
+		loadstate.LoadedOrderKey("main"), `["c","gone","b","c"]`,
+		"temp:skill:loaded:legacy", "1",
+		"temp:skill:docs:legacy", `["l.md"]`,
+		"temp:skill:loaded:bad/name", "1",
+		loadstate.LoadedKey("sub", "z"), "1",
 	)
-	a := session.NewAgentState(state, "main")
+	a := loadstate.Of(state, "main")
 	if diff := cmp.Diff([]string{"legacy", "c", "b", "a"}, a.Skills()); diff != "" {
 		t.Errorf("Skills (-want +got):\n%s", diff)
 	}
@@ -370,7 +388,7 @@ func TestAgentState(t *testing.T) {
 			t.Errorf("%s: Docs(%q) = %v, %v; want %v, %v", tc.comment, tc.name, docs, all, tc.docs, tc.all)
 		}
 	}
-	sub := session.NewAgentState(state, "sub")
+	sub := loadstate.Of(state, "sub")
 	if diff := cmp.Diff([]string{"legacy", "z"}, sub.Skills()); diff != "" {
 		t.Errorf("sub Skills (-want +got):\n%s", diff)
 	}
@@ -419,7 +437,7 @@ func loadFixture(t *testing.T) *registry.Snapshot {
 	return reg.Snapshot().View(ctx, func(_ context.Context, s skill.Summary) bool { return s.Name != "hidden" })
 }
 
-func TestResolveLoads(t *testing.T) {
+func TestDeclare(t *testing.T) {
 	ctx := context.Background()
 	snap := loadFixture(t)
 	keep := func(n string) tools.Effect { return load(n) }
@@ -429,51 +447,51 @@ func TestResolveLoads(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		snap    *registry.Snapshot
-		reqs    []session.LoadRequest
+		decls   []loadstate.Declaration
 		max     int
 		want    []tools.Effect
 		wantIs  error
 		wantErr string
 	}{
-		{name: "none", reqs: nil, want: []tools.Effect{}},
-		{name: "plain load", reqs: []session.LoadRequest{{Name: "beta"}}, want: []tools.Effect{keep("beta")}},
+		{name: "none", decls: nil, want: []tools.Effect{}},
+		{name: "plain load", decls: []loadstate.Declaration{{Skill: "beta"}}, want: []tools.Effect{keep("beta")}},
 		{name: "docs normalised and sorted",
-			reqs: []session.LoadRequest{{Name: "alpha", Docs: []string{"./references/b.md", "references/a.md", "references/../references/a.md"}}},
-			want: []tools.Effect{repl("alpha", false, "references/a.md", "references/b.md")}},
-		{name: "include all", reqs: []session.LoadRequest{{Name: "alpha", IncludeAllDocs: true}}, want: []tools.Effect{repl("alpha", true)}},
+			decls: []loadstate.Declaration{{Skill: "alpha", Docs: []string{"./references/b.md", "references/a.md", "references/../references/a.md"}}},
+			want:  []tools.Effect{repl("alpha", false, "references/a.md", "references/b.md")}},
+		{name: "include all lists the documents", decls: []loadstate.Declaration{{Skill: "alpha", AllDocs: true}}, want: []tools.Effect{repl("alpha", true, "notes.txt", "references/a.md", "references/b.md")}},
 		{name: "equal declarations merge, order kept",
-			reqs: []session.LoadRequest{{Name: "beta"}, {Name: "alpha", Docs: []string{"notes.txt"}}, {Name: "beta"}, {Name: "alpha", Docs: []string{"./notes.txt", "notes.txt"}}},
-			max:  2,
-			want: []tools.Effect{keep("beta"), repl("alpha", false, "notes.txt")}},
-		{name: "invalid name", reqs: []session.LoadRequest{{Name: "beta"}, {Name: "Bad--Name"}}, wantIs: session.ErrInvalidLoadRequest,
-			wantErr: `invalid skill load request: load request 2 (skill "Bad--Name"): the name must be a valid skill name`},
-		{name: "docs and include-all", reqs: []session.LoadRequest{{Name: "alpha", Docs: []string{"notes.txt"}, IncludeAllDocs: true}}, wantIs: session.ErrInvalidLoadRequest,
-			wantErr: `invalid skill load request: load request 1 (skill "alpha"): set Docs or IncludeAllDocs, not both`},
-		{name: "SKILL.md as a doc", reqs: []session.LoadRequest{{Name: "alpha", Docs: []string{"./SKILL.md"}}}, wantIs: session.ErrInvalidLoadRequest,
-			wantErr: `invalid skill load request: load request 1 (skill "alpha"): SKILL.md is always loaded and is not a document; leave it out of Docs`},
-		{name: "conflicting docs", reqs: []session.LoadRequest{{Name: "alpha", Docs: []string{"notes.txt"}}, {Name: "alpha"}}, wantIs: session.ErrInvalidLoadRequest,
-			wantErr: `invalid skill load request: load request 2 (skill "alpha") conflicts with an earlier declaration of the same skill (different documents); declare each skill once or identically`},
-		{name: "conflicting include-all", reqs: []session.LoadRequest{{Name: "alpha"}, {Name: "alpha", IncludeAllDocs: true}}, wantIs: session.ErrInvalidLoadRequest,
+			decls: []loadstate.Declaration{{Skill: "beta"}, {Skill: "alpha", Docs: []string{"notes.txt"}}, {Skill: "beta"}, {Skill: "alpha", Docs: []string{"./notes.txt", "notes.txt"}}},
+			max:   2,
+			want:  []tools.Effect{keep("beta"), repl("alpha", false, "notes.txt")}},
+		{name: "invalid name", decls: []loadstate.Declaration{{Skill: "beta"}, {Skill: "Bad--Name"}}, wantIs: loadstate.ErrInvalidLoadRequest,
+			wantErr: `invalid skill load request: declaration 2 (skill "Bad--Name"): the name must be a valid skill name`},
+		{name: "docs and include-all", decls: []loadstate.Declaration{{Skill: "alpha", Docs: []string{"notes.txt"}, AllDocs: true}}, wantIs: loadstate.ErrInvalidLoadRequest,
+			wantErr: `invalid skill load request: declaration 1 (skill "alpha"): set Docs or AllDocs, not both`},
+		{name: "SKILL.md as a doc", decls: []loadstate.Declaration{{Skill: "alpha", Docs: []string{"./SKILL.md"}}}, wantIs: loadstate.ErrInvalidLoadRequest,
+			wantErr: `invalid skill load request: declaration 1 (skill "alpha"): SKILL.md is always loaded and is not a document; leave it out of Docs`},
+		{name: "conflicting docs", decls: []loadstate.Declaration{{Skill: "alpha", Docs: []string{"notes.txt"}}, {Skill: "alpha"}}, wantIs: loadstate.ErrInvalidLoadRequest,
+			wantErr: `invalid skill load request: declaration 2 (skill "alpha") conflicts with an earlier declaration of the same skill (different documents); declare each skill once or identically`},
+		{name: "conflicting include-all", decls: []loadstate.Declaration{{Skill: "alpha"}, {Skill: "alpha", AllDocs: true}}, wantIs: loadstate.ErrInvalidLoadRequest,
 			wantErr: `conflicts with an earlier declaration`},
-		{name: "unknown doc lists valid ones", reqs: []session.LoadRequest{{Name: "alpha", Docs: []string{"references/c.md"}}}, wantIs: session.ErrInvalidLoadRequest,
-			wantErr: `invalid skill load request: load request 1 (skill "alpha"): document "references/c.md" does not exist; valid documents: notes.txt, references/a.md, references/b.md`},
-		{name: "doc escaping the skill", reqs: []session.LoadRequest{{Name: "alpha", Docs: []string{"../beta/SKILL.md"}}}, wantIs: session.ErrInvalidLoadRequest,
+		{name: "unknown doc lists valid ones", decls: []loadstate.Declaration{{Skill: "alpha", Docs: []string{"references/c.md"}}}, wantIs: loadstate.ErrInvalidLoadRequest,
+			wantErr: `invalid skill load request: declaration 1 (skill "alpha"): document "references/c.md" does not exist; valid documents: notes.txt, references/a.md, references/b.md`},
+		{name: "doc escaping the skill", decls: []loadstate.Declaration{{Skill: "alpha", Docs: []string{"../beta/SKILL.md"}}}, wantIs: loadstate.ErrInvalidLoadRequest,
 			wantErr: `document "../beta/SKILL.md" does not exist`},
-		{name: "doc of a skill without docs", reqs: []session.LoadRequest{{Name: "beta", Docs: []string{"x.md"}}}, wantIs: session.ErrInvalidLoadRequest,
-			wantErr: `invalid skill load request: load request 1 (skill "beta"): document "x.md" does not exist; the skill has no documents, leave Docs empty`},
-		{name: "invisible skill", reqs: []session.LoadRequest{{Name: "beta"}, {Name: "hidden"}}, wantIs: session.ErrSkillUnavailable,
-			wantErr: `skill unavailable: load request 2 (skill "hidden") is unknown or not visible to this request`},
-		{name: "unknown skill", reqs: []session.LoadRequest{{Name: "nope"}}, wantIs: session.ErrSkillUnavailable,
-			wantErr: `skill unavailable: load request 1 (skill "nope") is unknown or not visible to this request`},
-		{name: "unreadable body", reqs: []session.LoadRequest{{Name: "gone"}}, wantIs: session.ErrSkillUnavailable,
-			wantErr: `skill unavailable: load request 1 (skill "gone"): reading `},
-		{name: "no snapshot", snap: nil, reqs: []session.LoadRequest{{Name: "beta"}}, wantIs: session.ErrSkillUnavailable,
-			wantErr: `skill unavailable: load request 1 (skill "beta"): no skills are available`},
-		{name: "merged count at the cap", reqs: []session.LoadRequest{{Name: "alpha"}, {Name: "beta"}, {Name: "alpha"}}, max: 2,
+		{name: "doc of a skill without docs", decls: []loadstate.Declaration{{Skill: "beta", Docs: []string{"x.md"}}}, wantIs: loadstate.ErrInvalidLoadRequest,
+			wantErr: `invalid skill load request: declaration 1 (skill "beta"): document "x.md" does not exist; the skill has no documents, leave Docs empty`},
+		{name: "invisible skill", decls: []loadstate.Declaration{{Skill: "beta"}, {Skill: "hidden"}}, wantIs: loadstate.ErrSkillUnavailable,
+			wantErr: `skill unavailable: declaration 2 (skill "hidden") is unknown or not visible to this request`},
+		{name: "unknown skill", decls: []loadstate.Declaration{{Skill: "nope"}}, wantIs: loadstate.ErrSkillUnavailable,
+			wantErr: `skill unavailable: declaration 1 (skill "nope") is unknown or not visible to this request`},
+		{name: "unreadable body", decls: []loadstate.Declaration{{Skill: "gone"}}, wantIs: loadstate.ErrSkillUnavailable,
+			wantErr: `skill unavailable: declaration 1 (skill "gone"): reading `},
+		{name: "no snapshot", snap: nil, decls: []loadstate.Declaration{{Skill: "beta"}}, wantIs: loadstate.ErrSkillUnavailable,
+			wantErr: `skill unavailable: declaration 1 (skill "beta"): no skills are available`},
+		{name: "merged count at the cap", decls: []loadstate.Declaration{{Skill: "alpha"}, {Skill: "beta"}, {Skill: "alpha"}}, max: 2,
 			want: []tools.Effect{keep("alpha"), keep("beta")}},
-		{name: "merged count over the cap", reqs: []session.LoadRequest{{Name: "alpha"}, {Name: "beta"}}, max: 1, wantIs: session.ErrInvalidLoadRequest,
+		{name: "merged count over the cap", decls: []loadstate.Declaration{{Skill: "alpha"}, {Skill: "beta"}}, max: 1, wantIs: loadstate.ErrInvalidLoadRequest,
 			wantErr: `invalid skill load request: 2 skills declared, more than the cap of 1 loaded skills`},
-		{name: "negative cap", reqs: []session.LoadRequest{{Name: "alpha"}}, max: -1,
+		{name: "negative cap", decls: []loadstate.Declaration{{Skill: "alpha"}}, max: -1,
 			wantErr: `max loaded skills is -1; use 0 for no cap or a positive count`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -481,7 +499,7 @@ func TestResolveLoads(t *testing.T) {
 			if tc.name == "no snapshot" {
 				s = tc.snap
 			}
-			got, err := session.ResolveLoads(ctx, s, tc.reqs, tc.max)
+			got, err := loadstate.Declare(ctx, s, tc.decls, tc.max)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
@@ -489,7 +507,7 @@ func TestResolveLoads(t *testing.T) {
 				if tc.wantIs != nil && !errors.Is(err, tc.wantIs) {
 					t.Errorf("errors.Is(%v, %v) is false", err, tc.wantIs)
 				}
-				for _, other := range []error{session.ErrInvalidLoadRequest, session.ErrSkillUnavailable} {
+				for _, other := range []error{loadstate.ErrInvalidLoadRequest, loadstate.ErrSkillUnavailable} {
 					if other != tc.wantIs && errors.Is(err, other) {
 						t.Errorf("error %v also wraps %v", err, other)
 					}
@@ -509,22 +527,22 @@ func TestResolveLoads(t *testing.T) {
 	}
 }
 
-// TestResolveLoadsThenEffects checks that resolved declarations applied
+// TestDeclareThenApply checks that resolved declarations applied
 // with the same cap give the state the declarations describe.
-func TestResolveLoadsThenEffects(t *testing.T) {
+func TestDeclareThenApply(t *testing.T) {
 	snap := loadFixture(t)
-	effects, err := session.ResolveLoads(context.Background(), snap,
-		[]session.LoadRequest{{Name: "alpha", Docs: []string{"references/b.md"}}, {Name: "beta"}}, 2)
+	effects, err := loadstate.Declare(context.Background(), snap,
+		[]loadstate.Declaration{{Skill: "alpha", Docs: []string{"references/b.md"}}, {Skill: "beta"}}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := st(session.DocsKey("main", "beta"), `["stale.md"]`)
-	d, err := session.EffectsDelta(state, "main", effects, 2)
+	state := st(loadstate.DocsKey("main", "beta"), `["stale.md"]`)
+	d, err := loadstate.Apply(state, "main", effects, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := apply(state, d)
-	a := session.NewAgentState(got, "main")
+	a := loadstate.Of(got, "main")
 	if diff := cmp.Diff([]string{"alpha", "beta"}, a.Skills()); diff != "" {
 		t.Errorf("Skills (-want +got):\n%s", diff)
 	}
@@ -536,12 +554,12 @@ func TestResolveLoadsThenEffects(t *testing.T) {
 	}
 }
 
-// ExampleEffectsDelta shows the LRU cap: selecting documents touches a
+// ExampleApply shows the LRU cap: selecting documents touches a
 // skill, so the other one is evicted when a third is loaded.
-func ExampleEffectsDelta() {
+func ExampleApply() {
 	state := map[string]string{}
 	record := func(effects ...tools.Effect) {
-		d, err := session.EffectsDelta(state, "main", effects, 2)
+		d, err := loadstate.Apply(state, "main", effects, 2)
 		if err != nil {
 			panic(err)
 		}
@@ -551,8 +569,47 @@ func ExampleEffectsDelta() {
 	record(tools.Effect{Kind: tools.EffectLoad, Skill: "xlsx", DocsMode: tools.DocsKeep})
 	record(tools.Effect{Kind: tools.EffectSelectDocs, Skill: "pdf", DocsMode: tools.DocsAdd, Docs: []string{"forms.md"}})
 	record(tools.Effect{Kind: tools.EffectLoad, Skill: "docx", DocsMode: tools.DocsKeep})
-	a := session.NewAgentState(state, "main")
+	a := loadstate.Of(state, "main")
 	docs, _ := a.Docs("pdf")
 	fmt.Println(a.Skills(), docs, a.Loaded("xlsx"))
 	// Output: [pdf docx] [forms.md] false
+}
+
+func TestRecords(t *testing.T) {
+	loadedPDF := st(loadstate.LoadedKey("main", "pdf"), "1")
+	for _, tc := range []struct {
+		name    string
+		state   map[string]string
+		effects []tools.Effect
+		l       loadstate.Lifetime
+		want    []session.Load
+	}{
+		{"load brings the instructions", st(), []tools.Effect{load("pdf")}, loadstate.Turn,
+			[]session.Load{{Skill: "pdf", Instructions: true, Lifetime: "turn"}}},
+		{"load again still brings them", loadedPDF, []tools.Effect{load("pdf")}, loadstate.Session,
+			[]session.Load{{Skill: "pdf", Instructions: true, Lifetime: "session"}}},
+		{"the skill tool's text holds them", st(), []tools.Effect{{Kind: tools.EffectLoad, Skill: "pdf", DocsMode: tools.DocsKeep, Inline: true}}, loadstate.Once,
+			[]session.Load{{Skill: "pdf", Instructions: true, Inline: true, Lifetime: "once"}}},
+		{"load with documents, sorted once each", st(), []tools.Effect{{Kind: tools.EffectLoad, Skill: "pdf", DocsMode: tools.DocsReplace, Docs: []string{"b.md", "a.md", "b.md"}}}, loadstate.Turn,
+			[]session.Load{{Skill: "pdf", Instructions: true, Docs: []string{"a.md", "b.md"}, Lifetime: "turn"}}},
+		{"selection on a loaded skill brings only documents", loadedPDF, []tools.Effect{sel("pdf", tools.DocsAdd, false, "a.md")}, loadstate.Turn,
+			[]session.Load{{Skill: "pdf", Docs: []string{"a.md"}, Lifetime: "turn"}}},
+		{"selection on a skill not loaded loads it", st(), []tools.Effect{sel("pdf", tools.DocsReplace, false, "a.md")}, loadstate.Turn,
+			[]session.Load{{Skill: "pdf", Instructions: true, Docs: []string{"a.md"}, Lifetime: "turn"}}},
+		{"all documents are listed as selected", loadedPDF, []tools.Effect{sel("pdf", tools.DocsReplace, true, "a.md", "b.md")}, loadstate.Turn,
+			[]session.Load{{Skill: "pdf", Docs: []string{"a.md", "b.md"}, Lifetime: "turn"}}},
+		{"clearing shows nothing", loadedPDF, []tools.Effect{sel("pdf", tools.DocsClear, false)}, loadstate.Turn, nil},
+		{"a second effect on the same skill sees the first", st(), []tools.Effect{sel("pdf", tools.DocsReplace, false, "a.md"), sel("pdf", tools.DocsAdd, false, "b.md")}, loadstate.Turn,
+			[]session.Load{{Skill: "pdf", Instructions: true, Docs: []string{"a.md"}, Lifetime: "turn"}, {Skill: "pdf", Docs: []string{"b.md"}, Lifetime: "turn"}}},
+		{"another agent's load does not count", st(loadstate.LoadedKey("sub", "pdf"), "1"), []tools.Effect{sel("pdf", tools.DocsAdd, false, "a.md")}, loadstate.Turn,
+			[]session.Load{{Skill: "pdf", Instructions: true, Docs: []string{"a.md"}, Lifetime: "turn"}}},
+		{"no effects", st(), nil, loadstate.Turn, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := loadstate.Records(tc.state, "main", tc.effects, tc.l)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
 }

@@ -1,0 +1,203 @@
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/skillkit/skillkit/assembly"
+	"github.com/skillkit/skillkit/loadstate"
+	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/tools"
+)
+
+// Assistant is one answer of the model, as the provider returned it.
+type Assistant struct {
+	// Text is the answer's text; it may be empty when it only calls tools.
+	Text string
+	// Calls are the tool calls of the answer, in order, each with the
+	// provider's ID and the arguments exactly as the model wrote them.
+	// A call without an ID is given "call_<seq>" (with "_<n>" for the
+	// n-th call after the first) when it is recorded.
+	Calls []session.ToolCall
+}
+
+// Step is what Respond recorded for one answer.
+type Step struct {
+	// Events are the events as stored: the assistant message, one result
+	// per call in the order of the calls, and a replacement catalog when
+	// the skill set changed.
+	Events []session.Event
+	// Results are the calls' results in the order of the calls, with the
+	// structured content and attachments the session does not keep.
+	Results []tools.Result
+}
+
+// Respond records one answer of the model and runs its tool calls. The
+// calls run at once (at most Options.MaxParallel together), outside the
+// store's lock, against the load state and tools of the request the model
+// answered; then the answer and every result are appended in one atomic
+// step, with the state changes computed from the state at that moment, so
+// a crash never leaves a call without its result and concurrent answers
+// lose no change. Under the once lifetime the answer unloads what the
+// request showed. A call of an unknown tool, arguments that are not one
+// JSON object, a key given twice or a schema violation are recorded as
+// error results the model sees. A handler's error (the context ended, a
+// host failure) stops the answer: the other calls are cancelled, nothing
+// is recorded, and the error names the call.
+func (c *Conversation) Respond(ctx context.Context, a Assistant) (*Step, error) {
+	seen := make(map[string]int, len(a.Calls))
+	for i, call := range a.Calls {
+		switch j, dup := seen[call.ID]; {
+		case call.Name == "":
+			return nil, fmt.Errorf("%w: Calls[%d] has no tool name", ErrInvalidAnswer, i)
+		case call.ID != "" && dup:
+			return nil, fmt.Errorf("%w: Calls[%d] repeats the ID %q of Calls[%d]; each call needs its own ID", ErrInvalidAnswer, i, call.ID, j)
+		}
+		seen[call.ID] = i
+	}
+	state, _, err := c.store.State(ctx, c.id)
+	if err != nil {
+		return nil, err
+	}
+	view := loadstate.Of(state, c.agent)
+	ts, err := c.toolsFor(ctx, view)
+	if err != nil {
+		return nil, err
+	}
+	snap := c.skills(ctx)
+	results, err := c.run(ctx, a.Calls, ts, tools.Call{Skills: snap, State: view, SessionID: c.id, Agent: c.agent})
+	if err != nil {
+		return nil, err
+	}
+	evs, err := c.store.AppendFunc(ctx, c.id, func(state map[string]string, lastSeq int64) ([]session.Event, error) {
+		calls := slices.Clone(a.Calls)
+		for i := range calls {
+			if calls[i].ID == "" {
+				calls[i].ID = "call_" + strconv.FormatInt(lastSeq+1, 10)
+				if i > 0 {
+					calls[i].ID += "_" + strconv.Itoa(i)
+				}
+			}
+		}
+		asst := session.Event{Kind: session.KindAssistant, Agent: c.agent, Text: a.Text, ToolCalls: calls}
+		if c.opts.Lifetime == loadstate.Once {
+			if d := loadstate.Reset(state, c.agent); len(d) > 0 {
+				asst.StateDelta = d
+				session.ApplyDelta(state, d)
+			}
+		}
+		out := []session.Event{asst}
+		for i, res := range results {
+			ev := session.Event{Kind: session.KindTool, Agent: c.agent, ToolCallID: calls[i].ID, ToolName: calls[i].Name, Text: res.Text, IsError: res.IsError}
+			if !res.IsError && len(res.Effects) > 0 {
+				ev.Loads = loadstate.Records(state, c.agent, res.Effects, c.opts.Lifetime)
+				d, err := loadstate.Apply(state, c.agent, res.Effects, c.opts.MaxLoaded)
+				if err != nil {
+					return nil, fmt.Errorf("the effects of call %q (%s): %w", calls[i].ID, calls[i].Name, err)
+				}
+				ev.StateDelta = d
+				session.ApplyDelta(state, d)
+			}
+			out = append(out, ev)
+		}
+		// A skill set that changed during the turn is announced before the
+		// next request, after what is already there.
+		cat, err := assembly.CatalogEvent(state, c.agent, snap, ts, &c.opts.Catalog)
+		if err != nil {
+			return nil, err
+		}
+		if cat != nil {
+			out = append(out, *cat)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Step{Events: evs, Results: results}, nil
+}
+
+// run runs the calls against the tools, at most MaxParallel at once, and
+// returns their results in order. The first handler error cancels the
+// calls still running and is returned.
+func (c *Conversation) run(ctx context.Context, calls []session.ToolCall, ts []tools.Tool, base tools.Call) ([]tools.Result, error) {
+	results := make([]tools.Result, len(calls))
+	switch len(calls) {
+	case 0:
+		return results, nil
+	case 1:
+		// One call runs here: a goroutine would cost more than the call.
+		res, err := runOne(ctx, calls[0], ts, base)
+		if err != nil {
+			return nil, fmt.Errorf("conversation: call %q of %s: %w", calls[0].ID, calls[0].Name, err)
+		}
+		results[0] = res
+		return results, nil
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, c.opts.MaxParallel)
+	var wg sync.WaitGroup
+	for i, call := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-sem }()
+			res, err := runOne(ctx, call, ts, base)
+			if err != nil {
+				cancel(fmt.Errorf("conversation: call %q of %s: %w", call.ID, call.Name, err))
+				return
+			}
+			results[i] = res
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// runOne runs one call; a panic in the handler is an error, not a crash.
+func runOne(ctx context.Context, call session.ToolCall, ts []tools.Tool, base tools.Call) (res tools.Result, err error) {
+	i := slices.IndexFunc(ts, func(t tools.Tool) bool { return t.Name == call.Name })
+	if i < 0 {
+		names := make([]string, len(ts))
+		for j, t := range ts {
+			names[j] = t.Name
+		}
+		return tools.Errorf("Error: there is no tool %q; the tools are: %s", call.Name, strings.Join(names, ", ")), nil
+	}
+	if call.Arguments != "" && !json.Valid([]byte(call.Arguments)) {
+		return tools.Errorf("Error: the arguments to %s are not valid JSON; send one JSON object that matches the tool's schema", call.Name), nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the handler panicked: %v", p)
+		}
+	}()
+	c := base
+	c.Args, c.ID = json.RawMessage(call.Arguments), call.ID
+	return ts[i].Call(ctx, c)
+}
+
+// Call records one tool call as if the model had answered with it alone
+// (no text, an ID given when recorded) and returns its result: the thin
+// form of Respond for driving a session by hand.
+func (c *Conversation) Call(ctx context.Context, tool string, args json.RawMessage) (tools.Result, error) {
+	step, err := c.Respond(ctx, Assistant{Calls: []session.ToolCall{{Name: tool, Arguments: string(args)}}})
+	if err != nil {
+		return tools.Result{}, err
+	}
+	return step.Results[0], nil
+}

@@ -1,0 +1,368 @@
+// Package skillkit is the one entry point of the Agent Skills runtime: it
+// discovers skills, gives each agent its catalog and its tools, and opens
+// conversations that record a model's turns and run its tool calls —
+// in a sandbox when commands are enabled.
+//
+// A program adds skills to its own model loop in a few lines: build a Kit,
+// open a conversation, then alternate Request (the exact next request:
+// messages and tools, in the Chat Completions shape) and Respond (what the
+// model answered: text and tool calls with the provider's IDs):
+//
+//	kit, err := skillkit.New(ctx, &skillkit.Options{Roots: []string{"skills"}})
+//	if err != nil { ... }
+//	defer kit.Close()
+//	conv, err := kit.Open(ctx, "", "assistant") // "" starts a new session
+//	conv.User(ctx, "Summarise data.csv")
+//	for {
+//		req, _ := conv.Request(ctx)          // send req.Messages and req.Tools
+//		answer := askYourModel(req)          // a skillkit.Assistant
+//		conv.Respond(ctx, answer)            // records it, runs the calls
+//		if len(answer.Calls) == 0 { break }
+//	}
+//
+// Everything is configured once, in Options, whose zero value is a working
+// kit: the default skill roots, an in-memory session store, every agent
+// with the skill tools, turn lifetime and tool-result placement, and no
+// command execution. Options.Exec adds workspace_exec, sandboxed by the
+// isolated runner unless another Runner is named. Bad values are errors
+// from New that name the field.
+package skillkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+
+	"github.com/skillkit/skillkit/assembly"
+	"github.com/skillkit/skillkit/conversation"
+	"github.com/skillkit/skillkit/loadstate"
+	"github.com/skillkit/skillkit/registry"
+	"github.com/skillkit/skillkit/sandbox"
+	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/source"
+	"github.com/skillkit/skillkit/tools"
+	"github.com/skillkit/skillkit/workspace"
+)
+
+// Conversation is one agent's handle on a session: see package
+// conversation.
+type Conversation = conversation.Conversation
+
+// Assistant is one answer of the model: its text and tool calls.
+type Assistant = conversation.Assistant
+
+// ToolCall is one tool call of an answer, with the provider's ID.
+type ToolCall = session.ToolCall
+
+// Request is a model request: messages and tool definitions.
+type Request = assembly.Request
+
+// Options configures a Kit. A nil *Options, like the zero value, means the
+// defaults.
+type Options struct {
+	// Roots are folders of skills, best first (a skill of an earlier root
+	// shadows a same-name one of a later root, which is reported). When
+	// Roots and Sources are both empty the default roots are searched:
+	// $SKILLKIT_PATH, the project's .agents/skills and ~/.agents/skills.
+	Roots []string
+	// Sources are further skill sources (embedded files, any fs.FS),
+	// ranked after Roots by their own Rank.
+	Sources []source.Source
+	// Registry bounds what is read of each skill; nil means defaults.
+	Registry *registry.Options
+	// Filters hide skills per request (by tenant, user or role found in
+	// the context); a skill any filter rejects is invisible to catalogs,
+	// tools and requests alike.
+	Filters []registry.Filter
+	// Store keeps the sessions. Nil means an in-memory store, closed by
+	// Close; a store passed here is the caller's to close.
+	Store session.Store
+	// Agent configures every agent not named in Agents.
+	Agent AgentOptions
+	// Agents configures the named agents, each instead of Agent.
+	Agents map[string]AgentOptions
+	// Exec, when set, gives every agent the workspace_exec tool, which runs
+	// commands in the session's workspace. Nil means no execution.
+	Exec *ExecOptions
+}
+
+// AgentOptions configures one agent.
+type AgentOptions struct {
+	// System is the system prompt.
+	System string
+	// Lifetime is how long loaded skills stay in requests.
+	Lifetime loadstate.Lifetime
+	// Placement is where loaded content goes in requests.
+	Placement assembly.Placement
+	// MaxLoaded caps the loaded skills, least recently used evicted
+	// (0: no cap).
+	MaxLoaded int
+	// Catalog configures the skill catalog the agent is shown.
+	Catalog assembly.CatalogOptions
+	// Tools are the agent's own tools, offered after the skill tools (and
+	// workspace_exec). Their names must differ from those and each other.
+	Tools []tools.Tool
+	// Select, when set, chooses each request's tools from all the agent's
+	// (in the order above) given its load state: a profile that offers
+	// fewer tools, or tools a loaded skill activates. Nil offers them all.
+	Select func(ctx context.Context, st tools.State, all []tools.Tool) ([]tools.Tool, error)
+	// MaxParallel bounds the tool calls of one answer that run at once; 0
+	// means conversation.DefaultMaxParallel.
+	MaxParallel int
+}
+
+// ExecOptions enables and configures command execution (workspace_exec).
+type ExecOptions struct {
+	// Runner runs the commands. Nil means the isolated sandbox
+	// (sandbox.NewIsolated with Isolated), closed by Close. Anything less
+	// confining must be named here, such as sandbox.NewUnconfinedLocal.
+	Runner sandbox.Runner
+	// Isolated configures the isolated sandbox the kit makes; it may only
+	// be set when Runner is nil.
+	Isolated *sandbox.IsolatedOptions
+	// Workspaces holds the sessions' workspaces, one per session. Nil means
+	// temporary workspaces that Close removes; pass a workspace.Manager to
+	// keep them (it stays the caller's to close).
+	Workspaces *workspace.Manager
+	// Tool bounds each command (timeouts, resources, network, collected
+	// outputs); nil means defaults. A MaxTimeout above what the runner
+	// accepts is an error.
+	Tool *tools.ExecOptions
+}
+
+// Kit is a configured skills runtime. It is safe for concurrent use.
+type Kit struct {
+	reg      *registry.Registry
+	filters  []registry.Filter
+	store    session.Store
+	agent    agentConfig
+	agents   map[string]agentConfig
+	warnings []string
+	closers  []func() error
+}
+
+// agentConfig is one agent's checked configuration.
+type agentConfig struct {
+	opts AgentOptions
+	all  []tools.Tool
+}
+
+// New builds a kit: it discovers the skills and checks every option,
+// making the sandbox and the workspaces when Exec asks for them. Nothing
+// is left open when it fails.
+func New(ctx context.Context, opts *Options) (k *Kit, err error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	k = &Kit{filters: slices.Clone(o.Filters)}
+	defer func() {
+		if err != nil {
+			_ = k.Close()
+			k = nil
+		}
+	}()
+	srcs, err := k.sources(o)
+	if err != nil {
+		return nil, err
+	}
+	if k.reg, err = registry.New(ctx, srcs, o.Registry); err != nil {
+		return nil, fmt.Errorf("skillkit: %w", err)
+	}
+	k.store = o.Store
+	if k.store == nil {
+		mem := session.NewMemoryStore(nil)
+		k.store = mem
+		k.closers = append(k.closers, mem.Close)
+	}
+	var exec []tools.Tool
+	if o.Exec != nil {
+		t, err := k.execTool(ctx, *o.Exec)
+		if err != nil {
+			return nil, err
+		}
+		exec = []tools.Tool{t}
+	}
+	if k.agent, err = configure("Options.Agent", o.Agent, exec); err != nil {
+		return nil, err
+	}
+	k.agents = make(map[string]agentConfig, len(o.Agents))
+	for _, name := range slices.Sorted(maps.Keys(o.Agents)) {
+		if name == "" {
+			return nil, errors.New("skillkit: Options.Agents has an empty agent name; name each agent")
+		}
+		if k.agents[name], err = configure(fmt.Sprintf("Options.Agents[%q]", name), o.Agents[name], exec); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+// sources returns the skill sources of the options.
+func (k *Kit) sources(o Options) ([]source.Source, error) {
+	var srcs []source.Source
+	for i, root := range o.Roots {
+		src, err := source.Dir(root, root, i)
+		if err != nil {
+			return nil, fmt.Errorf("skillkit: Options.Roots[%d]: %w", i, err)
+		}
+		srcs = append(srcs, src)
+	}
+	for i, src := range o.Sources {
+		src.Rank += len(o.Roots)
+		if src.FS == nil {
+			return nil, fmt.Errorf("skillkit: Options.Sources[%d] (%q) has no file system", i, src.Label)
+		}
+		srcs = append(srcs, src)
+	}
+	if len(srcs) > 0 {
+		return srcs, nil
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("skillkit: the default roots: %w", err)
+	}
+	home, _ := os.UserHomeDir()
+	srcs, k.warnings, err = source.DefaultRoots(cwd, os.Getenv, home)
+	if err != nil {
+		return nil, fmt.Errorf("skillkit: the default roots: %w", err)
+	}
+	return srcs, nil
+}
+
+// execTool builds workspace_exec from the options.
+func (k *Kit) execTool(ctx context.Context, e ExecOptions) (tools.Tool, error) {
+	runner := e.Runner
+	switch {
+	case runner != nil && e.Isolated != nil:
+		return tools.Tool{}, errors.New("skillkit: Options.Exec sets both Runner and Isolated; Isolated configures the runner the kit makes, so set one of them")
+	case runner == nil:
+		r, err := sandbox.NewIsolated(e.Isolated)
+		if err != nil {
+			return tools.Tool{}, fmt.Errorf("skillkit: Options.Exec: the isolated sandbox: %w", err)
+		}
+		if c, ok := r.(io.Closer); ok {
+			k.closers = append(k.closers, c.Close)
+		}
+		runner = r
+	}
+	wm := e.Workspaces
+	if wm == nil {
+		m, err := workspace.NewTemp(ctx, nil)
+		if err != nil {
+			return tools.Tool{}, fmt.Errorf("skillkit: Options.Exec: temporary workspaces: %w", err)
+		}
+		k.closers = append(k.closers, func() error { return m.Discard(context.Background()) })
+		wm = m
+	}
+	t, err := tools.WorkspaceExec(tools.WorkspaceExecConfig{Runner: runner, Workspaces: wm, Options: e.Tool})
+	if err != nil {
+		return tools.Tool{}, fmt.Errorf("skillkit: Options.Exec: %w", err)
+	}
+	return t, nil
+}
+
+// configure checks one agent's options and lists all its tools.
+func configure(field string, o AgentOptions, exec []tools.Tool) (agentConfig, error) {
+	all := slices.Concat(tools.Defaults(), exec, o.Tools)
+	if err := tools.Check(all); err != nil {
+		return agentConfig{}, fmt.Errorf("skillkit: %s.Tools: %w", field, err)
+	}
+	// An unusable value fails here, not at the first session.
+	if err := convOptions(o, all, nil).Validate(); err != nil {
+		return agentConfig{}, fmt.Errorf("skillkit: %s.%w", field, err)
+	}
+	return agentConfig{opts: o, all: all}, nil
+}
+
+// convOptions are the conversation options of an agent.
+func convOptions(o AgentOptions, all []tools.Tool, skills func(context.Context) *registry.Snapshot) *conversation.Options {
+	var set tools.Set = tools.Static(all)
+	if o.Select != nil {
+		sel := o.Select
+		set = tools.SetFunc(func(ctx context.Context, st tools.State) ([]tools.Tool, error) { return sel(ctx, st, all) })
+	}
+	return &conversation.Options{Skills: skills, Tools: set, System: o.System, Lifetime: o.Lifetime,
+		Placement: o.Placement, MaxLoaded: o.MaxLoaded, Catalog: o.Catalog, MaxParallel: o.MaxParallel}
+}
+
+func (k *Kit) config(agent string) agentConfig {
+	if c, ok := k.agents[agent]; ok {
+		return c
+	}
+	return k.agent
+}
+
+// Skills returns the skills a request sees now: the registry's current
+// snapshot through the filters, which read ctx.
+func (k *Kit) Skills(ctx context.Context) *registry.Snapshot {
+	return k.reg.Snapshot().View(ctx, k.filters...)
+}
+
+// Registry returns the registry, to refresh it or read its diagnostics.
+func (k *Kit) Registry() *registry.Registry { return k.reg }
+
+// Store returns the session store.
+func (k *Kit) Store() session.Store { return k.store }
+
+// Warnings returns what the search of the default roots reported (an
+// entry of $SKILLKIT_PATH that is not a folder, say).
+func (k *Kit) Warnings() []string { return slices.Clone(k.warnings) }
+
+// Tools returns the tools the agent's first request offers (before any
+// skill is loaded), for a loop that sends tool definitions itself.
+func (k *Kit) Tools(ctx context.Context, agent string) ([]tools.Tool, error) {
+	c := k.config(agent)
+	return convOptions(c.opts, c.all, nil).Tools.Tools(ctx, loadstate.Of(nil, agent))
+}
+
+// Catalog returns the catalog text the agent is shown first, or "" when
+// it has none (no model-invocable skill, or no skill tool offered).
+func (k *Kit) Catalog(ctx context.Context, agent string) (string, error) {
+	ts, err := k.Tools(ctx, agent)
+	if err != nil {
+		return "", err
+	}
+	c := k.config(agent)
+	ev, err := assembly.CatalogEvent(map[string]string{}, agent, k.Skills(ctx), ts, &c.opts.Catalog)
+	if err != nil || ev == nil {
+		return "", err
+	}
+	return ev.Text, nil
+}
+
+// Open returns agent's conversation on the session id, creating the
+// session when it does not exist; an empty id creates a new session with
+// a random ID (Conversation.ID tells it).
+func (k *Kit) Open(ctx context.Context, id, agent string) (*Conversation, error) {
+	if id == "" {
+		s, err := k.store.Create(ctx, "", nil)
+		if err != nil {
+			return nil, err
+		}
+		id = s.ID
+	} else if _, _, err := k.store.State(ctx, id); errors.Is(err, session.ErrNotFound) {
+		if _, err := k.store.Create(ctx, id, nil); err != nil && !errors.Is(err, session.ErrExists) {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	c := k.config(agent)
+	return conversation.Open(ctx, k.store, id, agent, convOptions(c.opts, c.all, k.Skills))
+}
+
+// Close releases what the kit made: its in-memory store, its sandbox and
+// its temporary workspaces. What the caller passed in stays open.
+func (k *Kit) Close() error {
+	var errs []error
+	for i := len(k.closers) - 1; i >= 0; i-- {
+		errs = append(errs, k.closers[i]())
+	}
+	k.closers = nil
+	return errors.Join(errs...)
+}

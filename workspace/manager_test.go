@@ -1,0 +1,38 @@
+package workspace
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestIDFor(t *testing.T) {
+	long := strings.Repeat("a", 200)
+	for _, tc := range []struct {
+		session string
+		same    bool
+	}{
+		{"chat-1", true},
+		{"A.b_c-9", true},
+		{"x-deadbeef", false}, // the hashed form's prefix is never used directly
+		{".hidden", false},
+		{"has space", false},
+		{"é", false},
+		{"", false},
+		{long, false},
+		{"../../etc", false},
+	} {
+		id := IDFor(tc.session)
+		if (id == tc.session) != tc.same {
+			t.Errorf("IDFor(%q) = %q; want it unchanged: %v", tc.session, id, tc.same)
+		}
+		if err := validName("workspace ID", id, maxIDLen); err != nil {
+			t.Errorf("IDFor(%q) = %q, not a workspace ID: %v", tc.session, id, err)
+		}
+		if !tc.same && (!strings.HasPrefix(id, "x-") || IDFor(tc.session) != id) {
+			t.Errorf("IDFor(%q) = %q; want a stable x- digest", tc.session, id)
+		}
+	}
+	if IDFor("a b") == IDFor("a_b") || IDFor("x-1") == IDFor("x-2") {
+		t.Error("different sessions share a workspace")
+	}
+}
