@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -744,5 +745,41 @@ func TestConfineNetworkNamespacePerCall(t *testing.T) {
 	<-done
 	if strings.TrimSpace(string(res.Stdout)) != "0" {
 		t.Errorf("call B sees call A's socket in /proc/net/unix: %q", res.Stdout)
+	}
+}
+
+// The helper's parent-death signal is tied to the thread that forked it:
+// threads the Go runtime retires while commands start and run (every
+// goroutine that exits with its thread locked retires one) must not kill
+// them.
+func TestConfineSurvivesRetiredThreads(t *testing.T) {
+	r := newTestRunner(t, modeIsolated, 200*time.Millisecond)
+	ws := testWorkspace(t)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 1 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				retired := make(chan struct{})
+				go func() {
+					runtime.LockOSThread()
+					close(retired)
+				}()
+				<-retired
+			}
+		})
+	}
+	defer func() { close(stop); wg.Wait() }()
+	for i := range 8 {
+		res, err := r.Run(t.Context(), Spec{Args: []string{"/bin/sh", "-c", "sleep 0.05; echo alive"}, Workspace: ws, Timeout: 20 * time.Second})
+		mustOK(t, res, err)
+		if res.ExitCode != 0 || string(res.Stdout) != "alive\n" {
+			t.Fatalf("run %d did not survive retired threads: exit %d signal %d stdout %q", i, res.ExitCode, res.Signal, res.Stdout)
+		}
 	}
 }

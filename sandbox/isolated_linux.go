@@ -52,6 +52,9 @@ type isolated struct {
 	// which leaves the namespace empty again. Its loopback is down and
 	// only the initial user namespace could raise it.
 	netns *netnsPool
+	// forker starts the helpers, from a thread that lives as long as the
+	// runner (see forker).
+	forker *forker
 }
 
 // netnsPool is a free list of empty network namespaces.
@@ -178,6 +181,7 @@ func NewIsolated(opts *IsolatedOptions) (Runner, error) {
 			logger.Debug("sandbox: network namespaces made per call", slog.String("cause", err.Error()))
 		}
 	}
+	r.forker = newForker()
 	return r, nil
 }
 
@@ -198,13 +202,15 @@ func (r *isolated) etcSnapshot(network bool) (*etcSnapshot, error) {
 	return r.etc, r.etcErr
 }
 
-// Close removes the runner's /etc snapshots; the runner must not be used
-// afterwards. A runner that is never closed leaves them in the temporary
+// Close removes the runner's /etc snapshots and ends the thread that
+// starts its commands (a command still running then is killed); the
+// runner must not be used afterwards. A runner that is never closed leaves them in the temporary
 // directory, where the next runner created by this user removes them once
 // this process has ended. Nothing else outlives a Run: it returns after
 // the helper, and with it every process of the command, has exited and
 // the call's cgroups are removed.
 func (r *isolated) Close() error {
+	r.forker.close()
 	var errs []error
 	for _, d := range []*etcSnapshot{r.etc, r.etcNet} {
 		if d != nil {
@@ -495,8 +501,9 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 			return nil
 		},
 	}
+	h.start = r.forker.startCmd
 	if netns != nil {
-		h.start = func(cmd *exec.Cmd) error { return startInNetns(cmd, netns) }
+		h.start = func(cmd *exec.Cmd) error { return r.forker.start(func() error { return startInNetns(cmd, netns) }) }
 	}
 	res, err := execute(ctx, p, cmd, r.grace, h)
 	if err != nil && res == nil {
@@ -612,9 +619,9 @@ func startInNetns(cmd *exec.Cmd, netns *os.File) error {
 	}
 	startErr := cmd.Start()
 	if err := unix.Setns(int(home.Fd()), unix.CLONE_NEWNET); err != nil {
-		// Leave the thread locked: it exits with this goroutine rather
-		// than running other goroutines in the wrong namespace.
-		return errors.Join(startErr, fmt.Errorf("return to the host network namespace: %w", err))
+		// Leave the thread locked: it is retired rather than run anything
+		// else in the wrong namespace.
+		return errors.Join(startErr, fmt.Errorf("return to the host network namespace: %w: %w", err, errTainted))
 	}
 	runtime.UnlockOSThread()
 	return startErr
