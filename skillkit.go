@@ -154,16 +154,15 @@ type agentConfig struct {
 // New builds a kit: it discovers the skills and checks every option,
 // making the sandbox and the workspaces when Exec asks for them. Nothing
 // is left open when it fails.
-func New(ctx context.Context, opts *Options) (k *Kit, err error) {
+func New(ctx context.Context, opts *Options) (_ *Kit, err error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	k = &Kit{filters: slices.Clone(o.Filters)}
+	k := &Kit{filters: slices.Clone(o.Filters)}
 	defer func() {
 		if err != nil {
 			_ = k.Close()
-			k = nil
 		}
 	}()
 	srcs, err := k.sources(o)

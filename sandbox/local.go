@@ -53,6 +53,9 @@ func NewUnconfinedLocal(opts *LocalOptions) (Runner, error) {
 	return &unconfinedLocal{grace: grace, maxTimeout: maxT}, nil
 }
 
+// MaxTimeout implements TimeoutCeiling.
+func (l *unconfinedLocal) MaxTimeout() time.Duration { return l.maxTimeout }
+
 // Run implements Runner.
 func (l *unconfinedLocal) Run(ctx context.Context, spec Spec) (*Result, error) {
 	p, err := prepare(spec, l.maxTimeout, view{})

@@ -217,3 +217,24 @@ func TestIsolatedLimits(t *testing.T) {
 		}
 	})
 }
+
+// Both runners say their ceiling, also through a wrapper, so a caller can
+// check its own maximum against it when it is configured.
+func TestTimeoutCeiling(t *testing.T) {
+	local, err := NewUnconfinedLocal(&LocalOptions{MaxTimeout: 42 * time.Second, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []Runner{local, WithEnv(local, nil)} {
+		if got, ok := MaxTimeout(r); !ok || got != 42*time.Second {
+			t.Errorf("MaxTimeout(%T) = %v, %v; want 42s", r, got, ok)
+		}
+	}
+	if _, ok := MaxTimeout(noCeiling{}); ok {
+		t.Error("a runner without a ceiling reported one")
+	}
+}
+
+type noCeiling struct{}
+
+func (noCeiling) Run(context.Context, Spec) (*Result, error) { return nil, errors.New("not run") }

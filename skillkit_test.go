@@ -1,0 +1,243 @@
+package skillkit_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillkit/skillkit"
+	"github.com/skillkit/skillkit/assembly"
+	"github.com/skillkit/skillkit/loadstate"
+	"github.com/skillkit/skillkit/registry"
+	"github.com/skillkit/skillkit/sandbox"
+	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/skill"
+	"github.com/skillkit/skillkit/source"
+	"github.com/skillkit/skillkit/tools"
+	"github.com/skillkit/skillkit/workspace"
+)
+
+// skills writes two skills into a new folder and returns it.
+func skills(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, desc := range map[string]string{"alpha": "Does the first thing.", "beta": "Does the second thing."} {
+		dir := filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		md := "---\nname: " + name + "\ndescription: " + desc + "\n---\n# " + name + "\n"
+		if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(md), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func newKit(t *testing.T, o skillkit.Options) *skillkit.Kit {
+	t.Helper()
+	k, err := skillkit.New(t.Context(), &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Close() })
+	return k
+}
+
+func unconfined(t *testing.T, max time.Duration) sandbox.Runner {
+	t.Helper()
+	r, err := sandbox.NewUnconfinedLocal(&sandbox.LocalOptions{MaxTimeout: max, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestNewChecksEveryOption(t *testing.T) {
+	root := skills(t)
+	named := tools.New("alpha_tool", "", func(context.Context, tools.Call, struct{}) (tools.Result, error) { return tools.Result{}, nil })
+	for _, tc := range []struct {
+		name string
+		o    skillkit.Options
+		want string
+	}{
+		{"missing root", skillkit.Options{Roots: []string{filepath.Join(root, "nope")}}, "skillkit: Options.Roots[0]: "},
+		{"source without files", skillkit.Options{Roots: []string{root}, Sources: []source.Source{{Label: "x"}}}, `Options.Sources[0] ("x") has no file system`},
+		{"lifetime", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{Lifetime: 9}}, "skillkit: Options.Agent.Lifetime 9 is not one of"},
+		{"placement of a named agent", skillkit.Options{Roots: []string{root}, Agents: map[string]skillkit.AgentOptions{"helper": {Placement: 4}}},
+			`skillkit: Options.Agents["helper"].Placement 4 is not one of`},
+		{"negative cap", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{MaxLoaded: -1}}, "Options.Agent.MaxLoaded is -1"},
+		{"catalog cap", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{Catalog: assembly.CatalogOptions{DescriptionMaxLength: 1}}}, "Options.Agent.Catalog.DescriptionMaxLength"},
+		{"unnamed agent", skillkit.Options{Roots: []string{root}, Agents: map[string]skillkit.AgentOptions{"": {}}}, "Options.Agents has an empty agent name"},
+		{"tool with a skill tool's name", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{Tools: []tools.Tool{tools.Skill()}}},
+			`skillkit: Options.Agent.Tools: tools: two tools are named "skill"`},
+		{"tool twice", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{Tools: []tools.Tool{named, named}}}, `two tools are named "alpha_tool"`},
+		{"runner and isolated options", skillkit.Options{Roots: []string{root}, Exec: &skillkit.ExecOptions{Runner: unconfined(t, 0), Isolated: &sandbox.IsolatedOptions{}}},
+			"Options.Exec sets both Runner and Isolated"},
+		{"timeout above the runner's", skillkit.Options{Roots: []string{root}, Exec: &skillkit.ExecOptions{Runner: unconfined(t, time.Minute), Tool: &tools.ExecOptions{MaxTimeout: time.Hour}}},
+			"ExecOptions.MaxTimeout 1h0m0s exceeds the runner's own maximum 1m0s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k, err := skillkit.New(t.Context(), &tc.o)
+			if err == nil {
+				k.Close()
+				t.Fatal("New succeeded")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	project := t.TempDir()
+	if err := os.Mkdir(filepath.Join(project, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(project, ".agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(skills(t), filepath.Join(project, ".agents", "skills")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(project)
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("SKILLKIT_PATH", filepath.Join(project, "not-there"))
+	k, err := skillkit.New(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	if n := k.Skills(t.Context()).Len(); n != 2 {
+		t.Errorf("the default roots hold %d skills, want the project's 2", n)
+	}
+	if w := k.Warnings(); len(w) != 1 || !strings.Contains(w[0], "not-there") {
+		t.Errorf("warnings %q, want the missing $SKILLKIT_PATH entry", w)
+	}
+	ts, err := k.Tools(t.Context(), "anyone")
+	if err != nil || len(ts) != len(tools.DefaultNames()) {
+		t.Errorf("default tools: %d, %v", len(ts), err)
+	}
+	cat, err := k.Catalog(t.Context(), "anyone")
+	if err != nil || !strings.HasPrefix(cat, "<system-reminder>") || !strings.Contains(cat, "- `alpha`: Does the first thing.") {
+		t.Errorf("catalog %q, %v", cat, err)
+	}
+	// The kit's own store goes with it.
+	store := k.Store()
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.List(t.Context()); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("the kit's memory store is still open after Close: %v", err)
+	}
+}
+
+func TestOpenCreatesOrResumes(t *testing.T) {
+	store := session.NewMemoryStore(nil)
+	defer store.Close()
+	k := newKit(t, skillkit.Options{Roots: []string{skills(t)}, Store: store,
+		Agent:  skillkit.AgentOptions{System: "You help."},
+		Agents: map[string]skillkit.AgentOptions{"helper": {System: "You check.", Lifetime: loadstate.Session}}})
+	a, err := k.Open(t.Context(), "", "assistant")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.User(t.Context(), "hello"); err != nil {
+		t.Fatal(err)
+	}
+	again, err := k.Open(t.Context(), a.ID(), "assistant")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := again.Request(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Messages[0].Content != "You help." || req.Messages[len(req.Messages)-1].Content != "hello" {
+		t.Errorf("resumed session: %s", req.Text())
+	}
+	named, err := k.Open(t.Context(), "chosen-id", "helper")
+	if err != nil || named.ID() != "chosen-id" {
+		t.Fatalf("Open with a new ID: %v", err)
+	}
+	req, err = named.Request(t.Context())
+	if err != nil || req.Messages[0].Content != "You check." {
+		t.Errorf("helper's request %v: %v", req, err)
+	}
+	// The caller's store stays open after Close.
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.List(t.Context()); err != nil {
+		t.Errorf("the caller's store was closed: %v", err)
+	}
+}
+
+// A filter hides a skill from catalogs, tools and requests alike.
+func TestFilters(t *testing.T) {
+	hideBeta := func(_ context.Context, s skill.Summary) bool { return s.Name != "beta" }
+	k := newKit(t, skillkit.Options{Roots: []string{skills(t)}, Filters: []registry.Filter{hideBeta}})
+	cat, err := k.Catalog(t.Context(), "a")
+	if err != nil || !strings.Contains(cat, "`alpha`") || strings.Contains(cat, "beta") {
+		t.Errorf("catalog %q, %v", cat, err)
+	}
+	c, err := k.Open(t.Context(), "", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Call(t.Context(), "skill", []byte(`{"name":"beta"}`))
+	if err != nil || !res.IsError || !strings.Contains(res.Text, "unknown or no longer available") {
+		t.Errorf("skill beta through the filter: %+v, %v", res, err)
+	}
+}
+
+// workspace_exec runs in the workspace of the call's session: one
+// session's files are not another's.
+func TestExecWorkspacePerSession(t *testing.T) {
+	wm, err := workspace.NewTemp(t.Context(), &workspace.Options{PlainDirs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wm.Discard(context.Background())
+	k := newKit(t, skillkit.Options{Roots: []string{skills(t)}, Exec: &skillkit.ExecOptions{Runner: unconfined(t, 0), Workspaces: wm}})
+	ts, err := k.Tools(t.Context(), "a")
+	if err != nil || len(ts) != len(tools.DefaultNames())+1 || ts[len(ts)-1].Name != tools.WorkspaceExecName {
+		t.Fatalf("tools %d, %v; want the skill tools and workspace_exec", len(ts), err)
+	}
+	exec := func(session, command string) string {
+		c, err := k.Open(t.Context(), session, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Call(t.Context(), tools.WorkspaceExecName, []byte(`{"command":`+strconvQuote(command)+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Text
+	}
+	exec("one", "echo mine > work/note.txt")
+	if got := exec("one", "cat work/note.txt"); !strings.Contains(got, `"stdout":"mine\n"`) {
+		t.Errorf("session one lost its file: %s", got)
+	}
+	if got := exec("two sessions can have spaces", "cat work/note.txt || echo none"); !strings.Contains(got, `"stdout":"none\n"`) {
+		t.Errorf("session two sees session one's file: %s", got)
+	}
+}
+
+func strconvQuote(s string) string {
+	b := []byte{'"'}
+	for _, r := range s {
+		if r == '"' || r == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, string(r)...)
+	}
+	return string(append(b, '"'))
+}
