@@ -17,7 +17,7 @@ import (
 // default.
 type Options struct {
 	// DescriptionMaxLength caps each description, counted in UTF-16 code
-	// units (upstream catalogDescriptionMaxLength). Zero means
+	// units (the dsh skill tool's catalogDescriptionMaxLength). Zero means
 	// DefaultDescriptionMaxLength; any other value below
 	// MinDescriptionMaxLength is an error.
 	DescriptionMaxLength int

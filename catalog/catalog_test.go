@@ -135,7 +135,7 @@ func TestEmptyCatalogRendersNothing(t *testing.T) {
 }
 
 func TestSeedTemplateLines(t *testing.T) {
-	// The seed 002 template with its placeholder entry, line by line.
+	// The dsh skill tool's template with its placeholder entry, line by line.
 	want := "<system-reminder>\n" +
 		"A skill is a reusable set of task-specific instructions. The following skills are available in this session:\n" +
 		"\n" +

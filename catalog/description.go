@@ -8,7 +8,8 @@ import (
 )
 
 // DefaultDescriptionMaxLength is the cap applied to catalog descriptions when
-// Options.DescriptionMaxLength is zero (upstream catalogDescriptionMaxLength).
+// Options.DescriptionMaxLength is zero (the dsh skill tool's
+// catalogDescriptionMaxLength).
 const DefaultDescriptionMaxLength = 500
 
 // MinDescriptionMaxLength is the smallest valid cap: it leaves room for the
@@ -22,8 +23,8 @@ const ellipsis = "..."
 var ErrInvalidMaxLength = errors.New("catalog: description max length must be an integer of at least 3")
 
 // NormalizeDescription collapses every run of whitespace to one space and
-// trims both ends. Whitespace is the JavaScript \s set (the upstream catalog
-// is defined by it), which differs from unicode.IsSpace: U+FEFF counts,
+// trims both ends. Whitespace is the JavaScript \s set (the dsh catalog is
+// defined by it), which differs from unicode.IsSpace: U+FEFF counts,
 // U+0085 does not.
 func NormalizeDescription(s string) string {
 	if alreadyNormal(s) {
@@ -91,7 +92,7 @@ func alreadyNormal(s string) bool {
 }
 
 // CapDescription shortens s to at most max UTF-16 code units (the unit the
-// upstream catalog counts in). A longer s keeps its first max-3 units and
+// dsh catalog counts in). A longer s keeps its first max-3 units and
 // gets "..." appended. A cut never splits a surrogate pair: when unit max-3
 // would be the first half of one, the whole character is dropped and the
 // result is one unit shorter than max. A max below MinDescriptionMaxLength

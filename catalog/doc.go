@@ -1,10 +1,11 @@
 // Package catalog renders what the model sees of skills: the catalog of
-// available skills (the upstream <system-reminder> block, byte for byte, or
-// another format) and the result of the skill tool.
+// available skills (the <system-reminder> block of the dsh skill tool,
+// @deepseek-ai/dsh-tool-skill, byte for byte, or another format) and the
+// result of the skill tool.
 //
 // A Catalog is built once from discovery's summaries. It keeps only the
 // model-invocable skills, sorts them by name in byte order and runs every
-// description through the upstream pipeline: normalize JavaScript
+// description through that tool's pipeline: normalize JavaScript
 // whitespace, cap at DescriptionMaxLength UTF-16 code units with "...", then
 // escape & < >. The order never depends on the request, so the rendered
 // text is stable and the provider's prompt cache survives.

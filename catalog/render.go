@@ -44,8 +44,8 @@ type RendererFunc func(req Request) string
 // Render calls f(req).
 func (f RendererFunc) Render(req Request) string { return f(req) }
 
-// Reminder renders the upstream <system-reminder> catalog byte for byte
-// (seed 002, "Skill catalog template"): one "- `NAME`: DESCRIPTION" line per
+// Reminder renders the dsh skill tool's <system-reminder> catalog byte for
+// byte (its "Skill catalog template"): one "- `NAME`: DESCRIPTION" line per
 // entry between <available_skills> tags. An empty request renders "" so no
 // catalog tokens are sent. The budget note, when there is one, follows the
 // closing </available_skills> tag.
@@ -104,7 +104,7 @@ const ListTombstone = "The available skills changed. No skills are available any
 
 // List renders a plain "Available skills:" block, one "- NAME: DESCRIPTION"
 // line per entry ("- NAME" when the description is empty), for system
-// messages that are not the upstream reminder. The budget note, when there
+// messages that are not the reminder. The budget note, when there
 // is one, is the last line. An empty request renders "".
 type List struct{}
 
@@ -131,7 +131,7 @@ func (List) Render(req Request) string {
 	return b.String()
 }
 
-// Template text from seed 002, "Skill catalog template".
+// Template text of the dsh skill tool's "Skill catalog template".
 const (
 	reminderOpen     = "<system-reminder>\n"
 	reminderIntro    = "A skill is a reusable set of task-specific instructions. The following skills are available in this session:"

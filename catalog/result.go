@@ -10,7 +10,7 @@ import (
 // assets) live, which decides the guidance the skill tool's result gives.
 type ResourceKind string
 
-// Resource kinds of seed 002. A SkillResult with no Resources has
+// Resource kinds of the dsh skill tool. A SkillResult with no Resources has
 // provider-managed resources.
 const (
 	ResourceDirectory ResourceKind = "directory"
@@ -48,7 +48,8 @@ type SkillResult struct {
 // ResourceKind constants.
 var ErrUnknownResourceKind = errors.New("catalog: unknown resource kind")
 
-// RenderSkillResult renders r as the seed 002 "Skill result template":
+// RenderSkillResult renders r as the dsh skill tool's "Skill result
+// template":
 //
 //	<skill_content name="NAME">
 //	<skill_resources>
@@ -81,7 +82,8 @@ func RenderSkillResult(r SkillResult) (string, error) {
 	return b.String(), nil
 }
 
-// Result error texts of the skill tool (seed 002, "Tool errors"). The
+// Result error texts of the skill tool (the dsh skill tool's "Tool
+// errors"). The
 // checks run in this order: invalid name, unknown, not model-invocable,
 // then whatever the provider raises.
 

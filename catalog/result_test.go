@@ -37,7 +37,7 @@ func TestRenderSkillResultGolden(t *testing.T) {
 }
 
 func TestRenderSkillResultExact(t *testing.T) {
-	// The upstream test's expectation, line by line.
+	// The expectation of the dsh skill tool's own test, line by line.
 	got, err := RenderSkillResult(SkillResult{
 		Name: "project-skill", Provider: "local", Content: "Project instructions.",
 		Resources: &ResourceBase{Kind: ResourceDirectory, Path: "/p/.agents/skills/project-skill"},

@@ -40,7 +40,7 @@ func TestSchemas(t *testing.T) {
 }
 
 // TestSkillSchema checks the skill tool's schema against the reference:
-// one required string property "name" with the upstream description.
+// one required string property "name" with the dsh skill tool's description.
 func TestSkillSchema(t *testing.T) {
 	s := Skill().InputSchema
 	if diff := cmp.Diff([]string{"name"}, s.Required); diff != "" {
