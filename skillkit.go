@@ -154,23 +154,26 @@ type agentConfig struct {
 // New builds a kit: it discovers the skills and checks every option,
 // making the sandbox and the workspaces when Exec asks for them. Nothing
 // is left open when it fails.
-func New(ctx context.Context, opts *Options) (_ *Kit, err error) {
+func New(ctx context.Context, opts *Options) (*Kit, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	k := &Kit{filters: slices.Clone(o.Filters)}
-	defer func() {
-		if err != nil {
-			_ = k.Close()
-		}
-	}()
-	srcs, err := k.sources(o)
-	if err != nil {
+	if err := k.init(ctx, o); err != nil {
+		_ = k.Close()
 		return nil, err
 	}
+	return k, nil
+}
+
+func (k *Kit) init(ctx context.Context, o Options) error {
+	srcs, err := k.sources(o)
+	if err != nil {
+		return err
+	}
 	if k.reg, err = registry.New(ctx, srcs, o.Registry); err != nil {
-		return nil, fmt.Errorf("skillkit: %w", err)
+		return fmt.Errorf("skillkit: %w", err)
 	}
 	k.store = o.Store
 	if k.store == nil {
@@ -182,23 +185,23 @@ func New(ctx context.Context, opts *Options) (_ *Kit, err error) {
 	if o.Exec != nil {
 		t, err := k.execTool(ctx, *o.Exec)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		exec = []tools.Tool{t}
 	}
 	if k.agent, err = configure("Options.Agent", o.Agent, exec); err != nil {
-		return nil, err
+		return err
 	}
 	k.agents = make(map[string]agentConfig, len(o.Agents))
 	for _, name := range slices.Sorted(maps.Keys(o.Agents)) {
 		if name == "" {
-			return nil, errors.New("skillkit: Options.Agents has an empty agent name; name each agent")
+			return errors.New("skillkit: Options.Agents has an empty agent name; name each agent")
 		}
 		if k.agents[name], err = configure(fmt.Sprintf("Options.Agents[%q]", name), o.Agents[name], exec); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return k, nil
+	return nil
 }
 
 // sources returns the skill sources of the options.
