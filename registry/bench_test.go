@@ -280,3 +280,40 @@ func snapshotHeap(tb testing.TB, srcs []source.Source) uint64 {
 	}
 	return after.HeapAlloc - before.HeapAlloc
 }
+
+// BenchmarkCachedDocText measures DocText for a document already read
+// once: the text a later request renders again.
+func BenchmarkCachedDocText(b *testing.B) {
+	benchRead(b, func(s *Snapshot) (int, error) {
+		text, err := s.DocText(context.Background(), "skill-04242", "reference.md")
+		return len(text), err
+	})
+}
+
+// BenchmarkReadFile measures ReadFile of a listed 1 KB file, which opens
+// and reads the file on every call.
+func BenchmarkReadFile(b *testing.B) {
+	benchRead(b, func(s *Snapshot) (int, error) {
+		data, err := s.ReadFile(context.Background(), "skill-04242", "reference.md")
+		return len(data), err
+	})
+}
+
+// benchRead measures read on a snapshot of the generated tree, after one
+// call outside the timer.
+func benchRead(b *testing.B, read func(*Snapshot) (int, error)) {
+	r, err := New(context.Background(), benchSource(b), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := r.Snapshot()
+	if _, err := read(s); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if n, err := read(s); err != nil || n == 0 {
+			b.Fatalf("read %d bytes, %v", n, err)
+		}
+	}
+}
