@@ -41,8 +41,9 @@ import (
 type Options struct {
 	// Limits bounds each skill (SKILL.md size, files, bytes).
 	Limits skill.Limits
-	// Workers is the number of folders read in parallel during discovery;
-	// 0 means twice GOMAXPROCS.
+	// Workers is the number of folders read in parallel during discovery
+	// (and of listed skills Refresh checks in parallel); 0 means twice
+	// GOMAXPROCS.
 	Workers int
 	// MaxReadBytes caps what ReadFile and DocText return for one file;
 	// 0 means DefaultMaxReadBytes. Files and Digests read any listed file
