@@ -205,6 +205,9 @@ func (r *recordFS) stamps(fsys fs.FS, m *skill.Manifest, racy time.Time) ([]stam
 	out := slices.Clip(r.dirs)
 	exact := true
 	for _, f := range m.Files {
+		if f.Path == skill.FileName && f.Target == "" {
+			continue // discovery compares it on every Refresh already
+		}
 		p := openPath(f)
 		info, ok := r.infos[p]
 		if !ok {
