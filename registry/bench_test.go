@@ -166,20 +166,8 @@ func BenchmarkColdDiscovery(b *testing.B) {
 // reports it as a fraction of a cold discovery measured in the same run
 // (target: ≤ 0.30).
 func BenchmarkRefreshUnchanged(b *testing.B) {
-	srcs := benchSource(b)
+	r, coldPer := coldRegistry(b)
 	ctx := context.Background()
-	var cold time.Duration
-	const coldRuns = 3
-	var r *Registry
-	for range coldRuns {
-		start := time.Now()
-		var err error
-		r, err = New(ctx, srcs, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		cold += time.Since(start)
-	}
 	b.ResetTimer()
 	for b.Loop() {
 		s, err := r.Refresh(ctx)
@@ -192,9 +180,27 @@ func BenchmarkRefreshUnchanged(b *testing.B) {
 	}
 	b.StopTimer()
 	per := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-	coldPer := float64(cold.Nanoseconds()) / coldRuns
 	b.ReportMetric(coldPer/1e6, "cold-ms")
 	b.ReportMetric(per/coldPer, "ratio-to-cold")
+}
+
+// coldRegistry discovers the generated tree three times and returns the
+// last registry and the mean time of a cold discovery, in nanoseconds.
+func coldRegistry(b *testing.B) (*Registry, float64) {
+	srcs := benchSource(b)
+	var cold time.Duration
+	const coldRuns = 3
+	var r *Registry
+	for range coldRuns {
+		start := time.Now()
+		var err error
+		r, err = New(context.Background(), srcs, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cold += time.Since(start)
+	}
+	return r, float64(cold.Nanoseconds()) / coldRuns
 }
 
 // BenchmarkCachedBody measures Body for a skill whose body is already
@@ -279,4 +285,66 @@ func snapshotHeap(tb testing.TB, srcs []source.Source) uint64 {
 		return 0
 	}
 	return after.HeapAlloc - before.HeapAlloc
+}
+
+// BenchmarkCachedDocText measures DocText for a document already read
+// once: the text a later request renders again.
+func BenchmarkCachedDocText(b *testing.B) {
+	benchRead(b, func(s *Snapshot) (int, error) {
+		text, err := s.DocText(context.Background(), "skill-04242", "reference.md")
+		return len(text), err
+	})
+}
+
+// BenchmarkReadFile measures ReadFile of a listed 1 KB file, which opens
+// and reads the file on every call.
+func BenchmarkReadFile(b *testing.B) {
+	benchRead(b, func(s *Snapshot) (int, error) {
+		data, err := s.ReadFile(context.Background(), "skill-04242", "reference.md")
+		return len(data), err
+	})
+}
+
+// benchRead measures read on a snapshot of the generated tree, after one
+// call outside the timer.
+func benchRead(b *testing.B, read func(*Snapshot) (int, error)) {
+	r, err := New(context.Background(), benchSource(b), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := r.Snapshot()
+	if _, err := read(s); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if n, err := read(s); err != nil || n == 0 {
+			b.Fatalf("read %d bytes, %v", n, err)
+		}
+	}
+}
+
+// BenchmarkRefreshPinned measures Refresh when nothing changed but 1,000
+// of the 10,000 skills have their files listed and a document pinned, so
+// Refresh stats their files and folders too; it reports the ratio to a
+// cold discovery measured in the same run.
+func BenchmarkRefreshPinned(b *testing.B) {
+	r, coldPer := coldRegistry(b)
+	ctx := context.Background()
+	s := r.Snapshot()
+	for i := 0; i < benchSkills; i += 10 {
+		if _, err := s.DocText(ctx, fmt.Sprintf("skill-%05d", i), "reference.md"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if got, err := r.Refresh(ctx); err != nil || got != s {
+			b.Fatalf("Refresh = %p, %v; want the same snapshot", got, err)
+		}
+	}
+	b.StopTimer()
+	per := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(coldPer/1e6, "cold-ms")
+	b.ReportMetric(per/coldPer, "ratio-to-cold")
 }

@@ -2,7 +2,9 @@ package registry_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"testing/fstest"
 
 	"github.com/skillkit/skillkit/registry"
@@ -48,4 +50,44 @@ func Example() {
 	// shadowed: pdf from bundled by project
 	// Instructions for pdf.
 	// 1 skill "deploy": not found
+}
+
+// A skill's files as an fs.FS confined to its manifest, with the SHA-256
+// of each file computed once per snapshot, and the one rule that turns a
+// model's document names into the skill's documents.
+func ExampleSnapshot_Files() {
+	fsys := fstest.MapFS{
+		"pdf/SKILL.md":            {Data: []byte("---\nname: pdf\ndescription: PDF tools.\n---\nUse the forms reference.\n")},
+		"pdf/references/forms.md": {Data: []byte("# Forms\n")},
+	}
+	ctx := context.Background()
+	reg, err := registry.New(ctx, []source.Source{source.FS(fsys, "bundled", 0)}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	snap := reg.Snapshot()
+
+	files, _ := snap.Files(ctx, "pdf")
+	forms, _ := fs.ReadFile(files, "references/forms.md")
+	fmt.Printf("%q\n", forms)
+	_, err = fs.ReadFile(files, "../other/SKILL.md")
+	fmt.Println(errors.Is(err, fs.ErrNotExist))
+
+	m, _ := snap.Digests(ctx, "pdf")
+	for _, f := range m.Files {
+		fmt.Println(f.Path, f.Size, f.SHA256[:12])
+	}
+
+	docs, _ := snap.ResolveDocs(ctx, "pdf", []string{"./references/forms.md", "references//forms.md"})
+	fmt.Println(docs)
+	_, err = snap.ResolveDocs(ctx, "pdf", []string{"references/api.md"})
+	fmt.Println(err)
+	// Output:
+	// "# Forms\n"
+	// true
+	// SKILL.md 67 69871f1feda5
+	// references/forms.md 8 111198a69a32
+	// [references/forms.md]
+	// unknown documents for skill "pdf": "references/api.md"; valid documents: references/forms.md
 }

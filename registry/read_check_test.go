@@ -42,7 +42,7 @@ func (r resizeFS) Stat(name string) (fs.FileInfo, error) { return r.m.Stat(name)
 
 // TestReadFileSizeCheck reads a file whose opened size is the listed
 // size, one byte less, one byte more and zero: only the listed size is
-// read; any other is ErrStale naming the file, after one new listing.
+// read; any other is ErrStale naming the file.
 func TestReadFileSizeCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -66,7 +66,10 @@ func TestReadFileSizeCheck(t *testing.T) {
 }
 
 // TestReadFileAfterEdit reads a file that was edited to another size
-// after the listing: the skill is listed again and the new content read.
+// after the listing: the snapshot does not list it again, the read fails
+// with ErrStale naming the file, the pinned text stays, and a refreshed
+// snapshot reads the new content. A file replaced by a link out of the
+// skill is refused the same way, and the refreshed listing leaves it out.
 func TestReadFileAfterEdit(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"s/SKILL.md": skillMD("s", "d"), "s/a.md": "short"})
@@ -74,19 +77,29 @@ func TestReadFileAfterEdit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newReg(t, []source.Source{src}, nil).Snapshot()
+	reg := newReg(t, []source.Source{src}, nil)
+	s := reg.Snapshot()
 	ctx := context.Background()
 	if got, err := s.DocText(ctx, "s", "a.md"); err != nil || got != "short" {
 		t.Fatalf("DocText = %q, %v", got, err)
 	}
 	writeTree(t, root, map[string]string{"s/a.md": "a longer text"})
-	if got, err := s.ReadFile(ctx, "s", "a.md"); err != nil || string(got) != "a longer text" {
-		t.Errorf("ReadFile after an edit = %q, %v", got, err)
+	got, err := s.ReadFile(ctx, "s", "a.md")
+	if !errors.Is(err, ErrStale) || !strings.Contains(err.Error(), `a.md of skill "s"`) || !strings.Contains(err.Error(), "refresh the registry") {
+		t.Errorf("ReadFile after an edit = %q, %v; want ErrStale naming a.md and saying to refresh", got, err)
 	}
-	if got, err := s.DocText(ctx, "s", "a.md"); err != nil || got != "a longer text" {
-		t.Errorf("DocText after an edit = %q, %v", got, err)
+	if got, err := s.DocText(ctx, "s", "a.md"); err != nil || got != "short" {
+		t.Errorf("DocText after an edit = %q, %v; want the pinned text", got, err)
 	}
-	// A file replaced by a link out of the skill is no longer part of it.
+	s2, err := reg.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s2.DocText(ctx, "s", "a.md"); err != nil || got != "a longer text" {
+		t.Errorf("DocText after Refresh = %q, %v", got, err)
+	}
+	// A file replaced by a link out of the skill is no longer the file
+	// listed: refused, never followed.
 	outside := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(outside, []byte("secret"), 0o600); err != nil {
 		t.Fatal(err)
@@ -98,7 +111,14 @@ func TestReadFileAfterEdit(t *testing.T) {
 	if err := os.Symlink(outside, p); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.ReadFile(ctx, "s", "a.md"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("ReadFile of a file replaced by a link out = %q, %v; want ErrNotFound", got, err)
+	if got, err := s2.ReadFile(ctx, "s", "a.md"); !errors.Is(err, ErrStale) {
+		t.Errorf("ReadFile of a file replaced by a link out = %q, %v; want ErrStale", got, err)
+	}
+	s3, err := reg.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s3.ReadFile(ctx, "s", "a.md"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("ReadFile of the link after Refresh = %q, %v; want ErrNotFound", got, err)
 	}
 }

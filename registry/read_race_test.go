@@ -21,9 +21,8 @@ import (
 // DocText) while the file is swapped, with renameat2 RENAME_EXCHANGE in a
 // loop, for a link to a secret outside the skill, for a FIFO, and while
 // its folder is swapped for a link to a folder outside — each swap
-// followed by restoring the folder's mtime, so that the cached listing
-// looks current and only the open itself stands in the way: no read
-// returns the secret and none hangs.
+// followed by restoring the folder's mtime, so that only the open itself
+// can tell: no read returns the secret and none hangs.
 func TestReadFileSwapRace(t *testing.T) {
 	const public, secret = "public document\n", "SECRET shadow line\n"
 	for _, kind := range []string{"link", "fifo", "folder link"} {

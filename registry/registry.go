@@ -2,11 +2,19 @@
 // hands out immutable snapshots of it.
 //
 // Listing and catalog rendering work on a Snapshot and touch no files.
-// Bodies, manifests and documents load lazily on first use and are cached;
-// Refresh re-reads only the SKILL.md files that changed. When two sources
-// hold a skill of the same name, the one from the lower rank wins and the
-// other is reported as shadowed, never silently dropped. Per-request
-// visibility filters hide a skill from every view of a snapshot at once.
+// Bodies, manifests and documents load lazily on first use and are then
+// pinned: a snapshot is a value, so a document edited in the middle of a
+// turn cannot change what an earlier tool result showed, and a file that
+// no longer matches what the snapshot listed or first read fails with
+// ErrStale. Digests gives every file's SHA-256 (computed once per
+// snapshot), Files one skill as an fs.FS confined to its manifest, and
+// CleanPath and ResolveDocs the one rule for paths and document names.
+// Refresh re-reads only the SKILL.md files that changed, and replaces a
+// skill whose pinned files changed on disk so the new snapshot reads them
+// anew. When two sources hold a skill of the same name, the one from the
+// lower rank wins and the other is reported as shadowed, never silently
+// dropped. Per-request visibility filters hide a skill from every view of
+// a snapshot at once.
 //
 // Every read of a skill goes through its source's SkillFS: for a host
 // folder, files are opened beneath the skill folder without following
@@ -19,6 +27,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -32,15 +41,17 @@ import (
 type Options struct {
 	// Limits bounds each skill (SKILL.md size, files, bytes).
 	Limits skill.Limits
-	// Workers is the number of folders read in parallel during discovery;
-	// 0 means twice GOMAXPROCS.
+	// Workers is the number of folders read in parallel during discovery
+	// (and of listed skills Refresh checks in parallel); 0 means twice
+	// GOMAXPROCS.
 	Workers int
 	// MaxReadBytes caps what ReadFile and DocText return for one file;
-	// 0 means DefaultMaxReadBytes.
+	// 0 means DefaultMaxReadBytes. Files and Digests read any listed file
+	// (Limits bounds those).
 	MaxReadBytes int64
 }
 
-// DefaultMaxReadBytes is the default cap on one file read through a
+// DefaultMaxReadBytes is the default cap on one file read whole through a
 // snapshot (ReadFile, DocText).
 const DefaultMaxReadBytes = 256 << 10
 
@@ -101,7 +112,13 @@ func (r *Registry) Snapshot() *Snapshot { return r.snap.Load() }
 
 // Refresh discovers the sources again and installs a new snapshot. A
 // SKILL.md whose size and modification time did not change is not read
-// again, and its skill keeps its cached body, manifest and documents.
+// again, and its skill keeps its cached body. A skill whose files the
+// current snapshot listed is checked too (only those are stat'ed): when a
+// listed file's size or modification time, or a listed folder's
+// modification time, changed — or a read already found a file changed —
+// the new snapshot gets a fresh entry that lists and reads the skill
+// anew; otherwise it keeps the pinned manifest, digests and documents.
+// Earlier snapshots keep serving what they pinned.
 func (r *Registry) Refresh(ctx context.Context) (*Snapshot, error) {
 	r.refresh.Lock()
 	defer r.refresh.Unlock()
@@ -138,6 +155,9 @@ func (r *Registry) Refresh(ctx context.Context) (*Snapshot, error) {
 			all = append(all, newEntry(r, i, src, f))
 		}
 	}
+	if r.renewChanged(all) {
+		same = false
+	}
 	// When every skill was reused and discovery reported the same
 	// problems, the current snapshot is still exact: keep it rather than
 	// rebuild its indexes.
@@ -147,6 +167,55 @@ func (r *Registry) Refresh(ctx context.Context) (*Snapshot, error) {
 	s := build(r, all, diags)
 	r.snap.Store(s)
 	return s, nil
+}
+
+// renewChanged replaces, in all, every reused entry whose pinned content
+// may be out of date (entry.changed) by a fresh entry that lists and
+// reads the skill anew, keeping only its body (which discovery vouched
+// for). Entries are checked on the discovery worker pool. It reports
+// whether it replaced any.
+func (r *Registry) renewChanged(all []*entry) bool {
+	var pinned []int
+	for i, e := range all {
+		if e.content.Load() != nil {
+			pinned = append(pinned, i)
+		}
+	}
+	if len(pinned) == 0 {
+		return false
+	}
+	changed := make([]bool, len(pinned))
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range min(r.workers(), len(pinned)) {
+		wg.Go(func() {
+			for j := int(next.Add(1) - 1); j < len(pinned); j = int(next.Add(1) - 1) {
+				changed[j] = all[pinned[j]].changed()
+			}
+		})
+	}
+	wg.Wait()
+	renewed := false
+	for j, i := range pinned {
+		if !changed[j] {
+			continue
+		}
+		old := all[i]
+		e := newEntry(r, old.srcIndex, old.src, old.found)
+		if b := old.body.Load(); b != nil {
+			e.body.Store(b)
+		}
+		all[i], renewed = e, true
+	}
+	return renewed
+}
+
+// workers is the size of the worker pool (Options.Workers).
+func (r *Registry) workers() int {
+	if r.opts.Workers > 0 {
+		return r.opts.Workers
+	}
+	return 2 * runtime.GOMAXPROCS(0)
 }
 
 // build ranks the entries: per name, the first in (rank, source order,

@@ -234,6 +234,9 @@ func TestViewFilters(t *testing.T) {
 		_, checks["ReadFile"] = v.ReadFile(ctxB, name, "SKILL.md")
 		_, checks["DocText"] = v.DocText(ctxB, name, "guide.md")
 		_, checks["FS"] = v.FS(name)
+		_, checks["Files"] = v.Files(ctxB, name)
+		_, checks["Digests"] = v.Digests(ctxB, name)
+		_, checks["ResolveDocs"] = v.ResolveDocs(ctxB, name, []string{"guide.md"})
 		for method, err := range checks {
 			if !errors.Is(err, ErrNotFound) {
 				t.Errorf("%s(%s) on the view: err = %v, want ErrNotFound", method, name, err)
@@ -334,31 +337,27 @@ func TestContentCaching(t *testing.T) {
 		t.Errorf("second Body call made %d file-system calls, want 0", cfs.calls.Load())
 	}
 
-	// DocText: served from the cache while the file is unchanged (three
-	// stats: the skill folder and docs/ to confirm the file list, then the
-	// file), re-read after it changes.
+	// DocText: the first call reads, later ones serve the pinned text
+	// without touching the file system, even after the file changed; so
+	// does the listing, even after a document was added.
 	if text, err := s.DocText(ctx, "a", "docs/guide.md"); err != nil || text != "guide v1\n" {
 		t.Fatalf("DocText = %q, %v", text, err)
 	}
 	cfs.calls.Store(0)
-	if text, _ := s.DocText(ctx, "a", "docs/guide.md"); text != "guide v1\n" || cfs.calls.Load() != 3 {
-		t.Errorf("cached DocText = %q with %d calls, want the cached text after 3 stats", text, cfs.calls.Load())
+	if text, _ := s.DocText(ctx, "a", "docs/guide.md"); text != "guide v1\n" || cfs.calls.Load() != 0 {
+		t.Errorf("pinned DocText = %q with %d calls, want the pinned text with 0", text, cfs.calls.Load())
 	}
 	guide := filepath.Join(root, "a", "docs", "guide.md")
-	writeTree(t, root, map[string]string{"a/docs/guide.md": "guide v2, longer\n"})
+	writeTree(t, root, map[string]string{"a/docs/guide.md": "guide v2, longer\n", "a/docs/new.md": "new\n"})
 	bump(t, guide, time.Minute)
-	if text, err := s.DocText(ctx, "a", "docs/guide.md"); err != nil || text != "guide v2, longer\n" {
-		t.Errorf("DocText after a change = %q, %v", text, err)
+	if text, err := s.DocText(ctx, "a", "./docs/guide.md"); err != nil || text != "guide v1\n" {
+		t.Errorf("DocText after a change = %q, %v; want the pinned text", text, err)
 	}
 	if docs, err := s.Docs(ctx, "a"); err != nil || !slices.Equal(docs, []string{"docs/guide.md"}) {
-		t.Errorf("Docs(a) = %q, %v", docs, err)
+		t.Errorf("Docs(a) after adding a document = %q, %v; want the pinned listing", docs, err)
 	}
-	// A document added later is listed without a refresh: the folder's
-	// modification time tells the cached listing is out of date.
-	writeTree(t, root, map[string]string{"a/docs/new.md": "new\n"})
-	bump(t, filepath.Join(root, "a", "docs"), 3*time.Minute)
-	if docs, err := s.Docs(ctx, "a"); err != nil || !slices.Equal(docs, []string{"docs/guide.md", "docs/new.md"}) {
-		t.Errorf("Docs(a) after adding a document = %q, %v", docs, err)
+	if n := cfs.calls.Load(); n != 0 {
+		t.Errorf("pinned content made %d file-system calls, want 0", n)
 	}
 	if _, err := s.DocText(ctx, "a", "SKILL.md"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("DocText(SKILL.md) err = %v, want ErrNotFound (not a document)", err)
@@ -393,6 +392,17 @@ func TestContentCaching(t *testing.T) {
 	cfs.calls.Store(0)
 	if b, err := s2.Body(ctx, "a"); err != nil || b != body || cfs.calls.Load() != 0 {
 		t.Errorf("Body(a) after Refresh made %d calls, want the cached body with 0", cfs.calls.Load())
+	}
+	// a's listed files changed: the new snapshot lists and reads them
+	// anew, the old one keeps what it pinned.
+	if docs, err := s2.Docs(ctx, "a"); err != nil || !slices.Equal(docs, []string{"docs/guide.md", "docs/new.md"}) {
+		t.Errorf("Docs(a) after Refresh = %q, %v", docs, err)
+	}
+	if text, err := s2.DocText(ctx, "a", "docs/guide.md"); err != nil || text != "guide v2, longer\n" {
+		t.Errorf("DocText(a) after Refresh = %q, %v", text, err)
+	}
+	if text, err := s.DocText(ctx, "a", "docs/guide.md"); err != nil || text != "guide v1\n" {
+		t.Errorf("old snapshot's DocText(a) = %q, %v; want the text it pinned", text, err)
 	}
 	// The old snapshot still answers as it did.
 	if _, ok := s.Lookup("gone"); !ok {
@@ -488,10 +498,11 @@ func TestReadFile(t *testing.T) {
 	if _, err := r2.Snapshot().DocText(ctx, "s", "big.md"); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("DocText over the cap: err = %v, want ErrTooLarge", err)
 	}
-	// A file that grows past the cap after the manifest was listed.
+	// A file that grows past the cap after the manifest was listed no
+	// longer matches the listing.
 	writeTree(t, root, map[string]string{"s/exact.txt": strings.Repeat("e", 150)})
-	if _, err := s.ReadFile(ctx, "s", "exact.txt"); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("grown file: err = %v, want ErrTooLarge", err)
+	if _, err := s.ReadFile(ctx, "s", "exact.txt"); !errors.Is(err, ErrStale) {
+		t.Errorf("grown file: err = %v, want ErrStale", err)
 	}
 }
 

@@ -7,12 +7,9 @@ import (
 	"hash/maphash"
 	"io"
 	"io/fs"
-	"path"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unicode/utf8"
 
 	"github.com/skillkit/skillkit/skill"
@@ -24,10 +21,11 @@ import (
 // skill's manifest.
 var ErrNotFound = errors.New("not found")
 
-// ErrStale is returned when a skill's SKILL.md changed on disk after the
-// snapshot was taken, when a linked skill folder now leads elsewhere, and
-// when a file changed between its listing and its read twice in a row;
-// Registry.Refresh picks up the new content.
+// ErrStale is returned when what a snapshot reads no longer matches what
+// it listed or pinned: a skill's SKILL.md changed after discovery, a
+// linked skill folder now leads elsewhere, or a listed file was removed,
+// replaced, resized or rewritten after the snapshot listed or first read
+// it. Registry.Refresh picks up the new content; the error names the file.
 var ErrStale = errors.New("changed on disk; refresh the registry")
 
 // ErrTooLarge is returned when a file is larger than the read cap.
@@ -44,8 +42,12 @@ type Shadowed struct {
 }
 
 // Snapshot is an immutable view of the registry's skills. Listing and
-// lookups touch no files; content methods read files once and cache what
-// they read.
+// lookups touch no files. Content is read lazily and then pinned: a
+// skill's body, its manifest (listed once), each file's SHA-256 (on its
+// first full read) and each document's text (on its first DocText) never
+// change for the life of the snapshot, and a later read whose bytes
+// disagree with them fails with ErrStale instead of returning other
+// content.
 type Snapshot struct {
 	reg      *Registry
 	entries  []*entry // visible winners, sorted by name
@@ -93,25 +95,13 @@ type entry struct {
 	fsys  fs.FS
 	fsErr error
 
-	body     atomic.Pointer[string]
-	manifest struct {
-		mu    sync.Mutex
-		done  bool
-		m     *skill.Manifest
-		diags []skill.Diagnostic
-		err   error
-		// stamps are the modification times of the folders the listing
-		// read; a change in any means files were added or removed.
-		stamps []dirStamp
-	}
-	docMu sync.Mutex
-	docs  map[string]docCache
-}
-
-type docCache struct {
-	size int64
-	mod  int64
-	text string
+	body atomic.Pointer[string]
+	// content is nil until the files are first listed (list).
+	listMu  sync.Mutex
+	content atomic.Pointer[content]
+	// stale is set when a read found a listed file changed, so that
+	// Refresh replaces the entry.
+	stale atomic.Bool
 }
 
 func newEntry(r *Registry, i int, src source.Source, f *source.Found) *entry {
@@ -245,7 +235,7 @@ func (s *Snapshot) Body(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", e.found.File, stale(err))
 	}
-	data, _, err := readCapped(e.fsys, file, lim.MaxFileSize, -1)
+	data, err := readCapped(e.fsys, file, lim.MaxFileSize)
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", e.found.File, stale(err))
 	}
@@ -267,83 +257,20 @@ func (s *Snapshot) Body(ctx context.Context, name string) (string, error) {
 	return *e.body.Load(), nil
 }
 
-// Manifest returns the files of the named skill, listed on first use.
+// Manifest returns the files of the named skill, listed on the first
+// call and never again for this snapshot (a refreshed snapshot lists a
+// changed skill anew). SHA256 is not set; see Digests. The result is
+// shared: do not modify it.
 func (s *Snapshot) Manifest(ctx context.Context, name string) (*skill.Manifest, []skill.Diagnostic, error) {
 	e := s.get(name)
 	if e == nil {
 		return nil, nil, notFound(name)
 	}
-	mc := &e.manifest
-	mc.mu.Lock()
-	defer mc.mu.Unlock()
-	if !mc.done || !e.stampsCurrent(mc.stamps) {
-		if e.fsErr != nil {
-			return nil, nil, e.fsErr
-		}
-		m, diags, err := skill.ReadManifest(ctx, e.fsys, ".",
-			skill.ManifestOptions{Limits: e.reg.opts.Limits, Label: e.src.DisplayPath(e.found.Dir)})
-		if err != nil && ctx.Err() != nil {
-			return nil, nil, err // a cancelled listing is not cached
-		}
-		mc.m, mc.diags, mc.err, mc.done = m, diags, stale(err), true
-		mc.stamps = e.stampDirs(m)
+	c, err := e.list(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-	return mc.m, mc.diags, mc.err
-}
-
-// relist drops the cached listing if it is still m, so that the next
-// Manifest lists the skill again.
-func (e *entry) relist(m *skill.Manifest) {
-	mc := &e.manifest
-	mc.mu.Lock()
-	if mc.m == m {
-		mc.done = false
-	}
-	mc.mu.Unlock()
-}
-
-// dirStamp records one folder's modification time.
-type dirStamp struct {
-	dir string
-	mod time.Time
-}
-
-// stampDirs records the skill folder and every folder holding a file of
-// the manifest, so a later call notices added or removed files without
-// walking the skill again.
-func (e *entry) stampDirs(m *skill.Manifest) []dirStamp {
-	dirs := []string{"."}
-	if m != nil {
-		for _, f := range m.Files {
-			if d := path.Dir(openPath(f)); !slices.Contains(dirs, d) {
-				dirs = append(dirs, d)
-			}
-		}
-	}
-	out := make([]dirStamp, 0, len(dirs))
-	for _, d := range dirs {
-		info, err := fs.Stat(e.fsys, d)
-		if err != nil {
-			return nil // cannot tell: the next call lists again
-		}
-		out = append(out, dirStamp{dir: d, mod: info.ModTime()})
-	}
-	return out
-}
-
-// stampsCurrent reports whether no stamped folder changed. Sources
-// without modification times (embedded files) never change.
-func (e *entry) stampsCurrent(stamps []dirStamp) bool {
-	if stamps == nil {
-		return false
-	}
-	for _, st := range stamps {
-		info, err := fs.Stat(e.fsys, st.dir)
-		if err != nil || !info.ModTime().Equal(st.mod) {
-			return false
-		}
-	}
-	return true
+	return c.m, c.diags, c.err
 }
 
 // Docs returns the document paths (relative to the skill folder, sorted)
@@ -357,56 +284,50 @@ func (s *Snapshot) Docs(ctx context.Context, name string) ([]string, error) {
 }
 
 // ReadFile returns one file of the named skill by its path relative to the
-// skill folder. The path must be in the skill's manifest, so it can never
-// leave the skill folder; files over the read cap fail with ErrTooLarge.
+// skill folder, cleaned with CleanPath. The path must be in the skill's
+// manifest, so it can never leave the skill folder (a path CleanPath
+// refuses wraps both ErrInvalidPath and ErrNotFound); files over the read
+// cap (Options.MaxReadBytes) fail with ErrTooLarge — Files serves them.
 //
 // The file is opened by the link-free path the listing resolved, beneath
 // the skill folder (for a host folder, without following any link and
 // with O_NONBLOCK), and must still be the regular file of the listed
-// size, checked on the opened file before it is read. A file that
-// changed since it was listed makes ReadFile list the skill again and
-// retry once; a second mismatch is an error wrapping ErrStale.
+// size, checked on the opened file before it is read. Its SHA-256 is
+// pinned on the first read; a file that no longer has its listed size or
+// its pinned digest fails with an error wrapping ErrStale.
 func (s *Snapshot) ReadFile(ctx context.Context, name, rel string) ([]byte, error) {
-	data, _, err := s.readFile(ctx, name, rel)
-	return data, err
-}
-
-// readFile is ReadFile, also returning the opened file's Stat.
-func (s *Snapshot) readFile(ctx context.Context, name, rel string) ([]byte, fs.FileInfo, error) {
 	e := s.get(name)
 	if e == nil {
-		return nil, nil, notFound(name)
+		return nil, notFound(name)
 	}
-	clean := path.Clean(strings.TrimPrefix(rel, "./"))
-	for try := 0; ; try++ {
-		m, _, err := s.Manifest(ctx, name)
-		if err != nil {
-			return nil, nil, err
-		}
-		f, ok := m.Lookup(clean)
-		if !ok || !fs.ValidPath(clean) {
-			return nil, nil, fmt.Errorf("file %q is not part of skill %q: %w", rel, name, ErrNotFound)
-		}
-		if f.Size > e.reg.opts.MaxReadBytes {
-			return nil, nil, fmt.Errorf("file %q of skill %q is %d bytes, over the %d-byte read limit: %w", clean, name, f.Size, e.reg.opts.MaxReadBytes, ErrTooLarge)
-		}
-		data, info, err := readCapped(e.fsys, openPath(f), e.reg.opts.MaxReadBytes, f.Size)
-		if err == nil {
-			return data, info, nil
-		}
-		if !errors.Is(err, ErrTooLarge) && ctx.Err() == nil {
-			// Edited, removed or replaced (by a link, say) since the
-			// listing: list the skill again and retry, once.
-			e.relist(m)
-			if try == 0 {
-				continue
-			}
-			if errors.Is(err, skill.ErrChanged) {
-				err = fmt.Errorf("%w: %w", ErrStale, err)
-			}
-		}
-		return nil, nil, fmt.Errorf("reading %s of skill %q: %w", clean, name, stale(err))
+	p, err := CleanPath(rel)
+	if err != nil {
+		return nil, fmt.Errorf("file %q is not part of skill %q (%w): %w", rel, name, err, ErrNotFound)
 	}
+	c, err := e.manifest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f, ok := c.m.Lookup(p)
+	if !ok {
+		return nil, fmt.Errorf("file %q is not part of skill %q: %w", rel, name, ErrNotFound)
+	}
+	return e.readListed(c, f)
+}
+
+// readListed reads the listed file f whole, within the read cap.
+func (e *entry) readListed(c *content, f skill.File) ([]byte, error) {
+	if max := e.reg.opts.MaxReadBytes; f.Size > max {
+		return nil, fmt.Errorf("file %q of skill %q is %d bytes, over the %d-byte read limit: %w", f.Path, e.sum.Name, f.Size, max, ErrTooLarge)
+	}
+	r, err := e.openListed(c, f)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	// One byte of room past the listed size, so the read that finds the
+	// end needs no larger buffer.
+	return readAll(r, make([]byte, 0, f.Size+1))
 }
 
 // openPath is the link-free path of a manifest file in the skill's file
@@ -418,87 +339,63 @@ func openPath(f skill.File) string {
 	return f.Path
 }
 
-// DocText returns the text of one document of the named skill. The text
-// is cached and served again while the file's size and modification time
-// are unchanged.
+// DocText returns the text of one document of the named skill (a path
+// cleaned with CleanPath). The first call reads the file, as ReadFile
+// does, and pins its text: later calls on this snapshot return that text
+// without touching the file, even after it was edited.
 func (s *Snapshot) DocText(ctx context.Context, name, doc string) (string, error) {
 	e := s.get(name)
 	if e == nil {
 		return "", notFound(name)
 	}
-	m, _, err := s.Manifest(ctx, name)
+	p, err := CleanPath(doc)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a document of skill %q (%w): %w", doc, name, err, ErrNotFound)
+	}
+	c, err := e.manifest(ctx)
 	if err != nil {
 		return "", err
 	}
-	f, ok := m.Lookup(doc)
+	if text, ok := c.pinned(c.docs, p); ok {
+		return text, nil
+	}
+	f, ok := c.m.Lookup(p)
 	if !ok || !f.Doc {
 		return "", fmt.Errorf("%q is not a document of skill %q: %w", doc, name, ErrNotFound)
 	}
-	// The stat only says whether the cached text is still current; the
-	// text itself is read by ReadFile, and cached under that read's own
-	// stat.
-	if info, err := fs.Stat(e.fsys, openPath(f)); err == nil {
-		e.docMu.Lock()
-		c, ok := e.docs[doc]
-		e.docMu.Unlock()
-		if ok && c.size == info.Size() && c.mod == info.ModTime().UnixNano() {
-			return c.text, nil
-		}
-	}
-	data, info, err := s.readFile(ctx, name, doc)
+	data, err := e.readListed(c, f)
 	if err != nil {
 		return "", err
 	}
 	if !utf8.Valid(data) {
-		return "", fmt.Errorf("document %s of skill %q is not valid UTF-8", doc, name)
+		return "", fmt.Errorf("document %s of skill %q is not valid UTF-8; read it with ReadFile", p, name)
 	}
-	key := docCache{size: info.Size(), mod: info.ModTime().UnixNano(), text: string(data)}
-	e.docMu.Lock()
-	if e.docs == nil {
-		e.docs = map[string]docCache{}
-	}
-	e.docs[doc] = key
-	e.docMu.Unlock()
-	return key.text, nil
+	return c.pin(c.docs, p, string(data)), nil
 }
 
-// readCapped reads a whole file that must not exceed max bytes. With
-// listed >= 0 the file opened must be a regular file of that size by its
-// own Stat (skill.CheckListed), checked before it is read, and must yield
-// exactly that many bytes. It returns the opened file's Stat.
-func readCapped(fsys fs.FS, name string, max, listed int64) ([]byte, fs.FileInfo, error) {
+// readCapped reads a whole regular file that must not exceed max bytes.
+func readCapped(fsys fs.FS, name string, max int64) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if listed >= 0 {
-		if err := skill.CheckListed(f, listed); err != nil {
-			return nil, nil, err
-		}
-	} else if !info.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%s is not a regular file (%v)", name, info.Mode().Type())
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%v)", name, info.Mode().Type())
 	}
-	size := max + 1
-	if listed >= 0 {
-		size = min(size, listed+1)
-	}
-	data := make([]byte, 0, min(size, info.Size()+1))
-	data, err = readAll(io.LimitReader(f, size), data)
+	data := make([]byte, 0, min(max+1, info.Size()+1))
+	data, err = readAll(io.LimitReader(f, max+1), data)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if int64(len(data)) > max {
-		return nil, nil, fmt.Errorf("%s is over the %d-byte limit: %w", name, max, ErrTooLarge)
+		return nil, fmt.Errorf("%s is over the %d-byte limit: %w", name, max, ErrTooLarge)
 	}
-	if listed >= 0 && int64(len(data)) != listed {
-		return nil, nil, fmt.Errorf("%d bytes listed, %d read: %w", listed, len(data), skill.ErrChanged)
-	}
-	return data, info, nil
+	return data, nil
 }
 
 // readAll reads r to its end into b.
