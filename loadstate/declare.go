@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
@@ -65,7 +64,10 @@ func Declare(ctx context.Context, snap *registry.Snapshot, decls []Declaration, 
 		}
 		n := norm{all: d.AllDocs}
 		for _, doc := range d.Docs {
-			c := path.Clean(strings.TrimPrefix(doc, "./"))
+			c, err := registry.CleanPath(doc)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: Docs: %w", ErrInvalidLoadRequest, where, err)
+			}
 			if c == skill.FileName {
 				return nil, fmt.Errorf("%w: %s: SKILL.md is always loaded and is not a document; leave it out of Docs", ErrInvalidLoadRequest, where)
 			}
@@ -84,25 +86,25 @@ func Declare(ctx context.Context, snap *registry.Snapshot, decls []Declaration, 
 		if _, ok := snap.Lookup(d.Skill); !ok {
 			return nil, fmt.Errorf("%w: %s is unknown or not visible to this request", ErrSkillUnavailable, where)
 		}
-		if _, err := snap.Body(ctx, d.Skill); err != nil {
+		_, err := snap.Body(ctx, d.Skill)
+		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrSkillUnavailable, where, err)
 		}
-		if len(n.docs) > 0 || n.all {
-			valid, err := snap.Docs(ctx, d.Skill)
-			if err != nil {
+		switch {
+		case n.all:
+			if n.docs, err = snap.Docs(ctx, d.Skill); err != nil {
 				return nil, fmt.Errorf("%w: %s: %w", ErrSkillUnavailable, where, err)
 			}
-			for _, doc := range n.docs {
-				if slices.Contains(valid, doc) {
-					continue
+		case len(n.docs) > 0:
+			if _, err := snap.ResolveDocs(ctx, d.Skill, n.docs); err != nil {
+				var de *registry.DocsError
+				switch {
+				case !errors.As(err, &de):
+					return nil, fmt.Errorf("%w: %s: %w", ErrSkillUnavailable, where, err)
+				case len(de.Valid) == 0:
+					return nil, fmt.Errorf("%w: %s: document %q does not exist; the skill has no documents, leave Docs empty", ErrInvalidLoadRequest, where, de.Unknown[0])
 				}
-				if len(valid) == 0 {
-					return nil, fmt.Errorf("%w: %s: document %q does not exist; the skill has no documents, leave Docs empty", ErrInvalidLoadRequest, where, doc)
-				}
-				return nil, fmt.Errorf("%w: %s: document %q does not exist; valid documents: %s", ErrInvalidLoadRequest, where, doc, strings.Join(valid, ", "))
-			}
-			if n.all {
-				n.docs = valid
+				return nil, fmt.Errorf("%w: %s: document %q does not exist; valid documents: %s", ErrInvalidLoadRequest, where, de.Unknown[0], strings.Join(de.Valid, ", "))
 			}
 		}
 		merged[d.Skill] = n

@@ -476,7 +476,7 @@ func TestDeclare(t *testing.T) {
 		{name: "unknown doc lists valid ones", decls: []loadstate.Declaration{{Skill: "alpha", Docs: []string{"references/c.md"}}}, wantIs: loadstate.ErrInvalidLoadRequest,
 			wantErr: `invalid skill load request: declaration 1 (skill "alpha"): document "references/c.md" does not exist; valid documents: notes.txt, references/a.md, references/b.md`},
 		{name: "doc escaping the skill", decls: []loadstate.Declaration{{Skill: "alpha", Docs: []string{"../beta/SKILL.md"}}}, wantIs: loadstate.ErrInvalidLoadRequest,
-			wantErr: `document "../beta/SKILL.md" does not exist`},
+			wantErr: `Docs: invalid path "../beta/SKILL.md": it leads outside the skill folder`},
 		{name: "doc of a skill without docs", decls: []loadstate.Declaration{{Skill: "beta", Docs: []string{"x.md"}}}, wantIs: loadstate.ErrInvalidLoadRequest,
 			wantErr: `invalid skill load request: declaration 1 (skill "beta"): document "x.md" does not exist; the skill has no documents, leave Docs empty`},
 		{name: "invisible skill", decls: []loadstate.Declaration{{Skill: "beta"}, {Skill: "hidden"}}, wantIs: loadstate.ErrSkillUnavailable,

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -267,38 +266,37 @@ func Lookup(snap *registry.Snapshot, name string) (skill.Summary, bool) {
 }
 
 // resolveDocs checks the requested documents of a skill (or, with all,
-// takes every document) and returns them deduplicated and in byte order:
-// the one rule skill_load, skill_select_docs and declared loads share.
-// Unknown names are an error result listing the valid ones.
+// takes every document) with the snapshot's one resolver and returns them
+// deduplicated and in byte order. Unknown ones are an error result listing
+// the valid ones.
 func resolveDocs(ctx context.Context, snap *registry.Snapshot, name string, want []string, all bool) ([]string, Result, error) {
-	valid, err := snap.Docs(ctx, name)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, Result{}, ctx.Err()
-		}
+	var docs []string
+	var err error
+	if all {
+		docs, err = snap.Docs(ctx, name)
+	} else {
+		docs, err = snap.ResolveDocs(ctx, name, want)
+	}
+	if err == nil {
+		return docs, Result{}, nil
+	}
+	if ctx.Err() != nil {
+		return nil, Result{}, ctx.Err()
+	}
+	var de *registry.DocsError
+	if !errors.As(err, &de) {
 		return nil, Errorf("Error: %v", err), nil
 	}
-	if all {
-		return valid, Result{}, nil
+	unknown := make([]string, len(de.Unknown))
+	for i, u := range de.Unknown {
+		unknown[i] = strconv.Quote(u)
 	}
-	var unknown []string
-	out := make([]string, 0, len(want))
-	for _, d := range want {
-		c := path.Clean(strings.TrimPrefix(d, "./"))
-		if _, found := slices.BinarySearch(valid, c); !found || d == "" {
-			unknown = append(unknown, strconv.Quote(d))
-			continue
-		}
-		out = append(out, c)
+	note := ""
+	if slices.Contains(de.Unknown, skill.FileName) {
+		note = " (" + skill.FileName + " is the skill's instructions, always loaded, not a document)"
 	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		unknown = slices.Compact(unknown)
-		if len(valid) == 0 {
-			return nil, Errorf("Error: skill %q has no documents; unknown: %s", name, strings.Join(unknown, ", ")), nil
-		}
-		return nil, Errorf("Error: unknown documents for skill %q: %s. Valid documents: %s", name, strings.Join(unknown, ", "), strings.Join(valid, ", ")), nil
+	if len(de.Valid) == 0 {
+		return nil, Errorf("Error: skill %q has no documents; unknown: %s%s", name, strings.Join(unknown, ", "), note), nil
 	}
-	slices.Sort(out)
-	return slices.Compact(out), Result{}, nil
+	return nil, Errorf("Error: unknown documents for skill %q: %s. Valid documents: %s%s", name, strings.Join(unknown, ", "), strings.Join(de.Valid, ", "), note), nil
 }
