@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/session/sqlitestore"
 	"github.com/skillkit/skillkit/skill"
+	"github.com/skillkit/skillkit/source"
 	"github.com/skillkit/skillkit/tools"
 )
 
@@ -317,5 +320,30 @@ func TestUserMessagesAddressed(t *testing.T) {
 		if strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("%s sees %q, want %q", agent, got, want)
 		}
+	}
+}
+
+// A document's text is pinned by the snapshot: editing the file after a
+// request showed it does not rewrite that request's tool result.
+func TestEditedDocumentKeepsTheTurnsPrefix(t *testing.T) {
+	root := writeTree(t, skillFiles)
+	reg, err := registry.New(t.Context(), []source.Source{source.FS(os.DirFS(root), "project", 0)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newConv(t, session.NewMemoryStore(nil), conversation.Options{}, "main", reg.Snapshot())
+	user(t, c, "go")
+	call(t, c, "skill_load", `{"skill":"alpha","docs":["references/a.md"]}`)
+	before := request(t, c)
+	if err := os.WriteFile(filepath.Join(root, "alpha", "references", "a.md"), []byte("# A, rewritten entirely\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	call(t, c, "skill_list_docs", `{"skill":"alpha"}`)
+	after := request(t, c)
+	if ok, at := isPrefix(t, before, after); !ok {
+		t.Fatalf("the edit rewrote message %d:\n%s", at, msgAt(after, at))
+	}
+	if !strings.Contains(after.Text(), "First reference.") || strings.Contains(after.Text(), "rewritten") {
+		t.Errorf("request shows the edited text:\n%s", after.Text())
 	}
 }

@@ -450,3 +450,34 @@ func mustJSON(t *testing.T, v json.RawMessage) []byte {
 	}
 	return v
 }
+
+// Every way of naming documents follows the one path rule: "./x" and
+// "a//b" name the same document for declared loads, skill_load,
+// skill_select_docs and skill_read, and are recorded in their clean form.
+func TestOneDocumentRule(t *testing.T) {
+	c := open(t, session.NewMemoryStore(nil), conversation.Options{Lifetime: loadstate.Session}, newSnap(t))
+	do(t, c, "user go")
+	ev, err := c.Declare(t.Context(), []loadstate.Declaration{{Skill: "alpha", Docs: []string{"./references/a.md"}}})
+	if err != nil || !reflect.DeepEqual(ev.Loads[0].Docs, []string{"references/a.md"}) {
+		t.Fatalf("declared: %+v, %v", ev.Loads, err)
+	}
+	step := respond(t, c, conversation.Assistant{Calls: []session.ToolCall{
+		{ID: "1", Name: "skill_load", Arguments: `{"skill":"alpha","docs":["./references/b.md"]}`},
+		{ID: "2", Name: "skill_select_docs", Arguments: `{"skill":"alpha","docs":["references//a.md"],"mode":"add"}`},
+		{ID: "3", Name: "skill_read", Arguments: `{"skill":"alpha","path":"./references/a.md"}`},
+	}})
+	for i, r := range step.Results {
+		if r.IsError {
+			t.Errorf("call %d: %s", i+1, r.Text)
+		}
+	}
+	if got := step.Events[1].Loads[0].Docs; !reflect.DeepEqual(got, []string{"references/b.md"}) {
+		t.Errorf("skill_load recorded %v", got)
+	}
+	if docs, _ := loadstate.Of(state(t, c), "main").Docs("alpha"); !reflect.DeepEqual(docs, []string{"references/a.md", "references/b.md"}) {
+		t.Errorf("selection %v", docs)
+	}
+	if step.Results[2].Text != "# A\n" {
+		t.Errorf("skill_read: %q", step.Results[2].Text)
+	}
+}
