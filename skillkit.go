@@ -36,6 +36,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"sync"
 
 	"github.com/skillkit/skillkit/assembly"
 	"github.com/skillkit/skillkit/conversation"
@@ -109,6 +110,10 @@ type AgentOptions struct {
 	// Select, when set, chooses each request's tools from all the agent's
 	// (in the order above) given its load state: a profile that offers
 	// fewer tools, or tools a loaded skill activates. Nil offers them all.
+	// The catalog is published only while the agent offers the shipped
+	// tool it tells the model to call (skill for the reminder format, skill
+	// or skill_load for the list format); a selection that drops it, or a
+	// user tool that reuses its name, hides the catalog.
 	Select func(ctx context.Context, st tools.State, all []tools.Tool) ([]tools.Tool, error)
 	// MaxParallel bounds the tool calls of one answer that run at once; 0
 	// means conversation.DefaultMaxParallel.
@@ -124,9 +129,13 @@ type ExecOptions struct {
 	// Isolated configures the isolated sandbox the kit makes; it may only
 	// be set when Runner is nil.
 	Isolated *sandbox.IsolatedOptions
-	// Workspaces holds the sessions' workspaces, one per session. Nil means
-	// temporary workspaces that Close removes; pass a workspace.Manager to
-	// keep them (it stays the caller's to close).
+	// Workspaces holds the sessions' workspaces, one per session, named by
+	// the session ID (every agent of a session shares it). Nil means
+	// temporary workspaces under one host directory that Close removes;
+	// pass a workspace.Manager to keep them (it stays the caller's to
+	// close). Only the isolated runner keeps a command inside its own
+	// workspace: under an unconfined runner a command can reach the other
+	// sessions' workspaces beside it.
 	Workspaces *workspace.Manager
 	// Tool bounds each command (timeouts, resources, network, collected
 	// outputs); nil means defaults. A MaxTimeout above what the runner
@@ -142,7 +151,10 @@ type Kit struct {
 	agent    agentConfig
 	agents   map[string]agentConfig
 	warnings []string
-	closers  []func() error
+
+	mu      sync.Mutex // guards closers and closed
+	closers []func() error
+	closed  bool
 }
 
 // agentConfig is one agent's checked configuration.
@@ -208,6 +220,9 @@ func (k *Kit) init(ctx context.Context, o Options) error {
 func (k *Kit) sources(o Options) ([]source.Source, error) {
 	var srcs []source.Source
 	for i, root := range o.Roots {
+		if root == "" {
+			return nil, fmt.Errorf("skillkit: Options.Roots[%d] is empty; name a folder (\".\" for the current one)", i)
+		}
 		src, err := source.Dir(root, root, i)
 		if err != nil {
 			return nil, fmt.Errorf("skillkit: Options.Roots[%d]: %w", i, err)
@@ -270,10 +285,16 @@ func (k *Kit) execTool(ctx context.Context, e ExecOptions) (tools.Tool, error) {
 
 // configure checks one agent's options and lists all its tools.
 func configure(field string, o AgentOptions, exec []tools.Tool) (agentConfig, error) {
-	all := slices.Concat(tools.Defaults(), exec, o.Tools)
-	if err := tools.Check(all); err != nil {
+	if err := tools.Check(o.Tools); err != nil {
 		return agentConfig{}, fmt.Errorf("skillkit: %s.Tools: %w", field, err)
 	}
+	builtins := slices.Concat(tools.Defaults(), exec)
+	for i, t := range o.Tools {
+		if slices.ContainsFunc(builtins, func(b tools.Tool) bool { return b.Name == t.Name }) {
+			return agentConfig{}, fmt.Errorf("skillkit: %s.Tools[%d] is named %q, like a skill tool; give it another name", field, i, t.Name)
+		}
+	}
+	all := slices.Concat(builtins, o.Tools)
 	// An unusable value fails here, not at the first session.
 	if err := convOptions(o, all, nil).Validate(); err != nil {
 		return agentConfig{}, fmt.Errorf("skillkit: %s.%w", field, err)
@@ -339,8 +360,20 @@ func (k *Kit) Catalog(ctx context.Context, agent string) (string, error) {
 
 // Open returns agent's conversation on the session id, creating the
 // session when it does not exist; an empty id creates a new session with
-// a random ID (Conversation.ID tells it).
+// a random ID (Conversation.ID tells it). Because a missing session is
+// created, a mistyped id starts an empty conversation rather than failing;
+// callers that resume known sessions check Store().Get first. An agent not
+// named in Options.Agents gets Options.Agent.
 func (k *Kit) Open(ctx context.Context, id, agent string) (*Conversation, error) {
+	k.mu.Lock()
+	closed := k.closed
+	k.mu.Unlock()
+	if closed {
+		return nil, errors.New("skillkit: the kit is closed")
+	}
+	if err := conversation.CheckAgent(agent); err != nil {
+		return nil, fmt.Errorf("skillkit: %w", err)
+	}
 	if id == "" {
 		s, err := k.store.Create(ctx, "", nil)
 		if err != nil {
@@ -360,11 +393,16 @@ func (k *Kit) Open(ctx context.Context, id, agent string) (*Conversation, error)
 
 // Close releases what the kit made: its in-memory store, its sandbox and
 // its temporary workspaces. What the caller passed in stays open.
+// Close may be called more than once and from several goroutines; Open
+// fails after it.
 func (k *Kit) Close() error {
+	k.mu.Lock()
+	closers := k.closers
+	k.closers, k.closed = nil, true
+	k.mu.Unlock()
 	var errs []error
-	for i := len(k.closers) - 1; i >= 0; i-- {
-		errs = append(errs, k.closers[i]())
+	for i := len(closers) - 1; i >= 0; i-- {
+		errs = append(errs, closers[i]())
 	}
-	k.closers = nil
 	return errors.Join(errs...)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
@@ -134,17 +135,24 @@ func (a *assembler) build() *Request {
 	if items := fallback[-1]; len(items) > 0 {
 		req.Messages = append(req.Messages, a.fallbackMessage(items))
 	}
+	ids := callIDs{seen: map[string]bool{}}
 	for i := a.in.From; i < len(events); i++ {
 		ev := events[i]
 		if a.visible(ev) {
-			req.Messages = append(req.Messages, a.message(i, ev))
+			m := a.message(i, ev)
+			ids.apply(&m)
+			req.Messages = append(req.Messages, m)
 		}
 		if items := fallback[i]; len(items) > 0 {
 			req.Messages = append(req.Messages, a.fallbackMessage(items))
 		}
 	}
 	for _, t := range a.in.Tools {
-		req.Tools = append(req.Tools, ToolSpec{Type: "function", Function: FunctionSpec{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}})
+		params := t.InputSchema
+		if params == nil {
+			params = &jsonschema.Schema{Type: "object"} // model APIs want an object schema
+		}
+		req.Tools = append(req.Tools, ToolSpec{Type: "function", Function: FunctionSpec{Name: t.Name, Description: t.Description, Parameters: params}})
 	}
 	return req
 }
@@ -171,6 +179,43 @@ func (a *assembler) message(i int, ev session.Event) Message {
 			}
 		}
 		return Message{Role: "tool", Content: content, ToolCallID: ev.ToolCallID}
+	}
+}
+
+// callIDs keeps the call IDs of a request unique: providers refuse a
+// request that answers one ID twice, and a model that numbers its calls
+// afresh in every answer (call_0, call_1, ...) repeats them. A repeated ID
+// is renamed in its answer and in the results that follow it; the rename
+// depends only on earlier messages, so the prefix holds.
+type callIDs struct {
+	seen    map[string]bool
+	current map[string]string // renames of the latest answer
+}
+
+func (c *callIDs) apply(m *Message) {
+	switch m.Role {
+	case "assistant":
+		c.current = nil
+		for i := range m.ToolCalls {
+			id := m.ToolCalls[i].ID
+			if c.seen[id] {
+				n := id
+				for k := 2; c.seen[n]; k++ {
+					n = fmt.Sprintf("%s_%d", id, k)
+				}
+				if c.current == nil {
+					c.current = map[string]string{}
+				}
+				c.current[id] = n
+				m.ToolCalls[i].ID = n
+				id = n
+			}
+			c.seen[id] = true
+		}
+	case "tool":
+		if n, ok := c.current[m.ToolCallID]; ok {
+			m.ToolCallID = n
+		}
 	}
 }
 

@@ -347,3 +347,36 @@ func TestEditedDocumentKeepsTheTurnsPrefix(t *testing.T) {
 		t.Errorf("request shows the edited text:\n%s", after.Text())
 	}
 }
+
+// A model that numbers its calls afresh in every answer repeats IDs; the
+// request renames the repeats, in the answer and in its results, so that
+// every ID is answered once.
+func TestRepeatedCallIDsRenamed(t *testing.T) {
+	c := newConv(t, session.NewMemoryStore(nil), conversation.Options{}, "main", newSnapshot(t, skillFiles))
+	user(t, c, "go")
+	for range 3 {
+		if _, err := c.Respond(t.Context(), conversation.Assistant{Calls: []session.ToolCall{
+			{ID: "call_0", Name: "skill_list_docs", Arguments: `{"skill":"alpha"}`},
+			{ID: "call_1", Name: "skill_list_docs", Arguments: `{"skill":"beta"}`}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := request(t, c)
+	var got []string
+	for _, m := range first.Messages {
+		for _, tc := range m.ToolCalls {
+			got = append(got, "call:"+tc.ID)
+		}
+		if m.Role == "tool" {
+			got = append(got, "result:"+m.ToolCallID)
+		}
+	}
+	want := "call:call_0 call:call_1 result:call_0 result:call_1 call:call_0_2 call:call_1_2 result:call_0_2 result:call_1_2 call:call_0_3 call:call_1_3 result:call_0_3 result:call_1_3"
+	if strings.Join(got, " ") != want {
+		t.Errorf("IDs\n%s\nwant\n%s", strings.Join(got, " "), want)
+	}
+	call(t, c, "skill_list_docs", `{"skill":"gamma"}`)
+	if ok, at := isPrefix(t, first, request(t, c)); !ok {
+		t.Errorf("renaming broke the prefix at message %d", at)
+	}
+}

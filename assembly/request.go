@@ -31,6 +31,13 @@
 // next step, so every step rewrites the previous result. User messages
 // are sent to the agent they are addressed to (Event.Agent), or to every
 // agent when they name none.
+//
+// Content is rendered from the snapshot given, so the prefix holds only
+// while the skills it shows stay the same: a registry Refresh in the
+// middle of a turn that replaces a skill whose content an earlier result
+// showed rewrites that result in the next request (the new text, not the
+// one the model read). Applications refresh between turns to keep the
+// cache whole.
 package assembly
 
 import (

@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/skillkit/skillkit/assembly"
 	"github.com/skillkit/skillkit/catalog"
@@ -84,8 +86,8 @@ func Open(ctx context.Context, store session.Store, id, agent string, opts *Opti
 	if store == nil {
 		return nil, errors.New("conversation: the store is nil; pass a session.Store such as session.NewMemoryStore(nil)")
 	}
-	if agent == "" {
-		return nil, fmt.Errorf("conversation: the agent name is empty; use a name such as %q", "assistant")
+	if err := CheckAgent(agent); err != nil {
+		return nil, fmt.Errorf("conversation: %w", err)
 	}
 	if _, _, err := store.State(ctx, id); err != nil {
 		return nil, err
@@ -116,6 +118,26 @@ func (o *Options) Validate() error {
 	}
 	if _, err := catalog.New(nil, &catalog.Options{DescriptionMaxLength: o.Catalog.DescriptionMaxLength}); err != nil {
 		return fmt.Errorf("Catalog.DescriptionMaxLength: %w", err)
+	}
+	return nil
+}
+
+// CheckAgent reports whether name can name an agent: 1 to 128 bytes of
+// printable UTF-8 without '/', which separates the agent from the skill in
+// its state keys.
+func CheckAgent(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("the agent name is empty; use a name such as %q", "assistant")
+	case len(name) > 128:
+		return fmt.Errorf("the agent name is %d bytes; use at most 128", len(name))
+	case strings.ContainsRune(name, '/'):
+		return fmt.Errorf("the agent name %q has a '/'; use letters, digits, '-' or '_'", name)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
+			return fmt.Errorf("the agent name %q has a control or invalid character; use printable UTF-8", name)
+		}
 	}
 	return nil
 }
@@ -257,6 +279,9 @@ func (c *Conversation) User(ctx context.Context, text string) (session.Event, er
 // the skills of the next request and records them as one state event
 // carrying their load records; no tool call or result is invented. The
 // next request shows them in a "Loaded skill context:" message.
+//
+// Under the turn lifetime a user message unloads the agent's loads, so a
+// declaration meant for the coming turn is made after User, not before.
 func (c *Conversation) Declare(ctx context.Context, decls []loadstate.Declaration) (session.Event, error) {
 	effects, err := loadstate.Declare(ctx, c.skills(ctx), decls, c.opts.MaxLoaded)
 	if err != nil {

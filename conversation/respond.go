@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,7 +49,14 @@ type Step struct {
 // JSON object, a key given twice or a schema violation are recorded as
 // error results the model sees. A handler's error (the context ended, a
 // host failure) stops the answer: the other calls are cancelled, nothing
-// is recorded, and the error names the call.
+// is recorded, and the error names the call. Respond waits for every
+// handler, so a handler that ignores its context holds it up.
+//
+// The calls of one answer all see the state as read when Respond is
+// called, not each other's effects: a skill call and a workspace_exec call
+// in the same answer run the command before the skill is loaded, so its
+// files are not staged. Models that want a skill's scripts load it first
+// and run them in a later answer.
 func (c *Conversation) Respond(ctx context.Context, a Assistant) (*Step, error) {
 	seen := make(map[string]int, len(a.Calls))
 	for i, call := range a.Calls {
@@ -74,16 +82,19 @@ func (c *Conversation) Respond(ctx context.Context, a Assistant) (*Step, error) 
 	if err != nil {
 		return nil, err
 	}
-	evs, err := c.store.AppendFunc(ctx, c.id, func(state map[string]string, lastSeq int64) ([]session.Event, error) {
-		calls := slices.Clone(a.Calls)
-		for i := range calls {
-			if calls[i].ID == "" {
-				calls[i].ID = "call_" + strconv.FormatInt(lastSeq+1, 10)
-				if i > 0 {
-					calls[i].ID += "_" + strconv.Itoa(i)
-				}
-			}
+	for i, res := range results {
+		if res.IsError || len(res.Effects) == 0 {
+			continue
 		}
+		// A tool may pass the model's words into its effects: what could
+		// not be recorded (another agent's key, a path out of the skill)
+		// is the call's error, seen by the model, and nothing is loaded.
+		if err := loadstate.CheckEffects(res.Effects); err != nil {
+			results[i] = tools.Errorf("Error: %s asked to load something that cannot be loaded (%v); nothing was loaded", a.Calls[i].Name, err)
+		}
+	}
+	evs, err := c.store.AppendFunc(ctx, c.id, func(state map[string]string, lastSeq int64) ([]session.Event, error) {
+		calls := assignIDs(a.Calls, lastSeq+1)
 		asst := session.Event{Kind: session.KindAssistant, Agent: c.agent, Text: a.Text, ToolCalls: calls}
 		if c.opts.Lifetime == loadstate.Once {
 			if d := loadstate.Reset(state, c.agent); len(d) > 0 {
@@ -98,7 +109,7 @@ func (c *Conversation) Respond(ctx context.Context, a Assistant) (*Step, error) 
 				ev.Loads = loadstate.Records(state, c.agent, res.Effects, c.opts.Lifetime)
 				d, err := loadstate.Apply(state, c.agent, res.Effects, c.opts.MaxLoaded)
 				if err != nil {
-					return nil, fmt.Errorf("the effects of call %q (%s): %w", calls[i].ID, calls[i].Name, err)
+					return nil, fmt.Errorf("the effects of %s: %w", callName(i, calls[i]), err)
 				}
 				ev.StateDelta = d
 				session.ApplyDelta(state, d)
@@ -122,6 +133,40 @@ func (c *Conversation) Respond(ctx context.Context, a Assistant) (*Step, error) 
 	return &Step{Events: evs, Results: results}, nil
 }
 
+// assignIDs gives every call without an ID one: "call_<seq>", then
+// "_<n>" for the n-th call, made unique against the IDs the answer
+// names itself.
+func assignIDs(in []session.ToolCall, seq int64) []session.ToolCall {
+	calls := slices.Clone(in)
+	taken := make(map[string]bool, len(calls))
+	for _, c := range calls {
+		taken[c.ID] = true
+	}
+	for i := range calls {
+		if calls[i].ID != "" {
+			continue
+		}
+		id := "call_" + strconv.FormatInt(seq, 10)
+		if i > 0 {
+			id += "_" + strconv.Itoa(i)
+		}
+		for base, n := id, 2; taken[id]; n++ {
+			id = base + "_" + strconv.Itoa(n)
+		}
+		taken[id] = true
+		calls[i].ID = id
+	}
+	return calls
+}
+
+// callName names call i of an answer in errors.
+func callName(i int, c session.ToolCall) string {
+	if c.ID == "" {
+		return fmt.Sprintf("Calls[%d] (%s)", i, c.Name)
+	}
+	return fmt.Sprintf("Calls[%d] (%s, ID %q)", i, c.Name, c.ID)
+}
+
 // run runs the calls against the tools, at most MaxParallel at once, and
 // returns their results in order. The first handler error cancels the
 // calls still running and is returned.
@@ -134,7 +179,7 @@ func (c *Conversation) run(ctx context.Context, calls []session.ToolCall, ts []t
 		// One call runs here: a goroutine would cost more than the call.
 		res, err := runOne(ctx, calls[0], ts, base)
 		if err != nil {
-			return nil, fmt.Errorf("conversation: call %q of %s: %w", calls[0].ID, calls[0].Name, err)
+			return nil, fmt.Errorf("conversation: %s: %w", callName(0, calls[0]), err)
 		}
 		results[0] = res
 		return results, nil
@@ -155,7 +200,7 @@ func (c *Conversation) run(ctx context.Context, calls []session.ToolCall, ts []t
 			defer func() { <-sem }()
 			res, err := runOne(ctx, call, ts, base)
 			if err != nil {
-				cancel(fmt.Errorf("conversation: call %q of %s: %w", call.ID, call.Name, err))
+				cancel(fmt.Errorf("conversation: %s: %w", callName(i, call), err))
 				return
 			}
 			results[i] = res
@@ -183,7 +228,7 @@ func runOne(ctx context.Context, call session.ToolCall, ts []tools.Tool, base to
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("the handler panicked: %v", p)
+			err = fmt.Errorf("the handler panicked: %v\n%s", p, debug.Stack())
 		}
 	}()
 	c := base

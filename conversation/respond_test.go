@@ -275,7 +275,7 @@ func TestRespondHandlerErrorRecordsNothing(t *testing.T) {
 	before := c.session(t)
 	_, err := c.Respond(t.Context(), conversation.Assistant{Text: "trying", Calls: []session.ToolCall{
 		{ID: "a", Name: "skill", Arguments: `{"name":"alpha"}`}, {ID: "b", Name: "block"}, {ID: "c", Name: "fail"}}})
-	if !errors.Is(err, errDisk) || !strings.Contains(err.Error(), `call "c" of fail`) {
+	if !errors.Is(err, errDisk) || !strings.Contains(err.Error(), `Calls[2] (fail, ID "c")`) {
 		t.Errorf("err = %v, want the disk error naming the call", err)
 	}
 	if !cancelled.Load() {
@@ -479,5 +479,68 @@ func TestOneDocumentRule(t *testing.T) {
 	}
 	if step.Results[2].Text != "# A\n" {
 		t.Errorf("skill_read: %q", step.Results[2].Text)
+	}
+}
+
+// IDs given when recorded never take an ID the answer names itself.
+func TestRespondAssignedIDsAvoidTheAnswers(t *testing.T) {
+	c := open(t, session.NewMemoryStore(nil), conversation.Options{}, newSnap(t))
+	do(t, c, "user go")
+	_, last, err := c.store.State(t.Context(), c.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := fmt.Sprint("call_", last+1)
+	step := respond(t, c, conversation.Assistant{Calls: []session.ToolCall{
+		{Name: "skill_list_docs", Arguments: `{"skill":"alpha"}`},
+		{ID: next, Name: "skill_list_docs", Arguments: `{"skill":"beta"}`},
+		{ID: next + "_2", Name: "skill_list_docs", Arguments: `{"skill":"beta"}`},
+		{Name: "skill_list_docs", Arguments: `{"skill":"gamma"}`},
+	}})
+	seen := map[string]bool{}
+	for _, ev := range step.Events[1:] {
+		if seen[ev.ToolCallID] {
+			t.Errorf("ID %s given twice", ev.ToolCallID)
+		}
+		seen[ev.ToolCallID] = true
+	}
+	if len(seen) != 4 {
+		t.Errorf("IDs %v", seen)
+	}
+}
+
+// Effects a tool built from the model's words are checked before anything
+// is recorded: what cannot be loaded is the call's error result.
+func TestRespondRefusesUnrecordableEffects(t *testing.T) {
+	type args struct {
+		Skill string   `json:"skill"`
+		Docs  []string `json:"docs,omitempty"`
+	}
+	sloppy := tools.New("open", "Opens a skill.", func(ctx context.Context, c tools.Call, a args) (tools.Result, error) {
+		e := tools.Effect{Kind: tools.EffectLoad, Skill: a.Skill, DocsMode: tools.DocsKeep}
+		if len(a.Docs) > 0 {
+			e.DocsMode, e.Docs = tools.DocsReplace, a.Docs
+		}
+		return tools.Result{Text: "opened", Effects: []tools.Effect{e}}, nil
+	})
+	c := open(t, session.NewMemoryStore(nil), conversation.Options{Tools: tools.Static{sloppy}}, newSnap(t))
+	do(t, c, "user go")
+	step := respond(t, c, conversation.Assistant{Calls: []session.ToolCall{
+		{ID: "1", Name: "open", Arguments: `{"skill":"helper/alpha"}`},
+		{ID: "2", Name: "open", Arguments: `{"skill":"alpha","docs":["../beta/SKILL.md"]}`},
+		{ID: "3", Name: "open", Arguments: `{"skill":"alpha"}`},
+	}})
+	for i, want := range []string{`skill name "helper/alpha" does not follow`, `document "../beta/SKILL.md" is not a clean path`} {
+		if r := step.Results[i]; !r.IsError || !strings.Contains(r.Text, want) || step.Events[i+1].StateDelta != nil {
+			t.Errorf("call %d: %+v", i+1, r)
+		}
+	}
+	if step.Results[2].IsError {
+		t.Errorf("the valid call failed: %s", step.Results[2].Text)
+	}
+	for k := range state(t, c) {
+		if strings.Contains(k, "helper") {
+			t.Errorf("state key %s written for another agent", k)
+		}
 	}
 }

@@ -15,7 +15,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/skill"
 	"github.com/skillkit/skillkit/tools"
 )
 
@@ -197,6 +199,39 @@ func (w *working) evict(name string) {
 	delete(w.docs, name)
 }
 
+// CheckEffects reports the first effect that cannot be recorded: a skill
+// name that breaks the skill name rule (a "/" would write another agent's
+// keys), an unknown kind or documents mode, a document path that is not
+// in its clean form inside the skill (see registry.CleanPath), or
+// documents on an effect that selects none. Apply checks them too; a
+// caller recording results runs it before anything is appended.
+func CheckEffects(effects []tools.Effect) error {
+	for i, e := range effects {
+		where := fmt.Sprintf("effect %d", i+1)
+		switch {
+		case !skill.ValidName(e.Skill):
+			return fmt.Errorf("%s: skill name %q does not follow the skill name rule (lowercase letters, digits and single hyphens)", where, e.Skill)
+		case e.Kind != tools.EffectLoad && e.Kind != tools.EffectSelectDocs:
+			return fmt.Errorf("%s on skill %q: kind %q is not %q or %q", where, e.Skill, e.Kind, tools.EffectLoad, tools.EffectSelectDocs)
+		}
+		switch e.DocsMode {
+		case "", tools.DocsKeep, tools.DocsClear:
+			if len(e.Docs) > 0 || e.AllDocs {
+				return fmt.Errorf("%s on skill %q: documents mode %q takes no documents", where, e.Skill, e.DocsMode)
+			}
+		case tools.DocsAdd, tools.DocsReplace:
+		default:
+			return fmt.Errorf("%s on skill %q has unknown docs mode %q", where, e.Skill, e.DocsMode)
+		}
+		for _, d := range e.Docs {
+			if c, err := registry.CleanPath(d); err != nil || c != d || c == "." || c == skill.FileName {
+				return fmt.Errorf("%s on skill %q: document %q is not a clean path to a document inside the skill", where, e.Skill, d)
+			}
+		}
+	}
+	return nil
+}
+
 // Apply returns the state delta that records a tool call's effects for
 // agent: loads and document selections, the use order (a document
 // selection counts as a use), and evictions of the least recently used
@@ -206,11 +241,11 @@ func Apply(state map[string]string, agent string, effects []tools.Effect, maxLoa
 	if maxLoaded < 0 {
 		return nil, fmt.Errorf("max loaded skills is %d; use 0 for no cap or a positive count", maxLoaded)
 	}
+	if err := CheckEffects(effects); err != nil {
+		return nil, err
+	}
 	w := newWorking(state, agent)
 	for _, e := range effects {
-		if e.Skill == "" {
-			return nil, fmt.Errorf("effect %q has no skill", e.Kind)
-		}
 		w.touch(e.Skill)
 		cur := w.docs[e.Skill]
 		switch e.DocsMode {
@@ -238,8 +273,6 @@ func Apply(state map[string]string, agent string, effects []tools.Effect, maxLoa
 			}
 		case tools.DocsClear:
 			delete(w.docs, e.Skill)
-		default:
-			return nil, fmt.Errorf("effect on skill %q has unknown docs mode %q", e.Skill, e.DocsMode)
 		}
 	}
 	if maxLoaded > 0 {

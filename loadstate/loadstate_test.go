@@ -272,16 +272,26 @@ func TestApplyErrors(t *testing.T) {
 		want    string
 	}{
 		{"negative cap", []tools.Effect{load("a")}, -1, "max loaded skills is -1; use 0 for no cap or a positive count"},
-		{"invalid docs mode", []tools.Effect{load("a"), sel("b", "merge", false)}, 0, `effect on skill "b" has unknown docs mode "merge"`},
-		{"no skill", []tools.Effect{{Kind: tools.EffectLoad}}, 0, `effect "load" has no skill`},
+		{"invalid docs mode", []tools.Effect{load("a"), sel("b", "merge", false)}, 0, `effect 2 on skill "b" has unknown docs mode "merge"`},
+		{"no skill", []tools.Effect{{Kind: tools.EffectLoad}}, 0, `effect 1: skill name "" does not follow the skill name rule`},
+		{"another agent's key", []tools.Effect{load("helper/csv-stats")}, 0, `effect 1: skill name "helper/csv-stats" does not follow`},
+		{"blank name", []tools.Effect{load(" a")}, 0, `skill name " a" does not follow`},
+		{"unknown kind", []tools.Effect{{Kind: "explode", Skill: "a"}}, 0, `effect 1 on skill "a": kind "explode" is not "load" or "select_docs"`},
+		{"document outside the skill", []tools.Effect{sel("a", tools.DocsAdd, false, "../b/x.md")}, 0, `document "../b/x.md" is not a clean path`},
+		{"document not clean", []tools.Effect{sel("a", tools.DocsReplace, false, "./x.md")}, 0, `document "./x.md" is not a clean path`},
+		{"SKILL.md as a document", []tools.Effect{sel("a", tools.DocsReplace, false, "SKILL.md")}, 0, `document "SKILL.md" is not`},
+		{"documents with keep", []tools.Effect{{Kind: tools.EffectLoad, Skill: "a", DocsMode: tools.DocsKeep, Docs: []string{"x.md"}}}, 0, `documents mode "keep" takes no documents`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := loadstate.Apply(st(), "main", tc.effects, tc.max)
-			if err == nil || err.Error() != tc.want {
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error = %v, want %q", err, tc.want)
 			}
 			if d != nil {
 				t.Errorf("delta %v returned with an error", d)
+			}
+			if err := loadstate.CheckEffects(tc.effects); tc.max >= 0 && err == nil {
+				t.Error("CheckEffects accepts what Apply refuses")
 			}
 		})
 	}

@@ -216,7 +216,16 @@ func leakFD(t *testing.T, path string, flag, fd int) {
 
 // M2: the host's session keyring.
 func TestConfineKeyring(t *testing.T) {
-	id, err := unix.AddKey("user", "skillkit-test-planted", []byte("keyring-secret"), unix.KEY_SPEC_SESSION_KEYRING)
+	// The key goes into the keyring a child finds as its session keyring
+	// without creating one. Asking AddKey for KEY_SPEC_SESSION_KEYRING
+	// when the process has none would create one on the calling thread
+	// only (keyrings live in per-thread credentials), and a runner
+	// forking from another thread would then not see the key.
+	ring, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_SESSION_KEYRING, false)
+	if err != nil {
+		t.Skipf("this process has no session or user-session keyring: %v", err)
+	}
+	id, err := unix.AddKey("user", "skillkit-test-planted", []byte("keyring-secret"), ring)
 	if err != nil {
 		t.Skipf("cannot add a key to this process's session keyring: %v", err)
 	}

@@ -369,6 +369,7 @@ func prepare(spec Spec, maxTimeout time.Duration, v view) (*prepared, error) {
 		p.timeout = spec.Timeout
 	}
 	if p.limits, err = spec.Limits.withDefaults(); err != nil {
+		err = fmt.Errorf("%w: Spec.%w", ErrInvalidSpec, err)
 		return nil, err
 	}
 	home, tmp := v.workspace, v.tmp
@@ -414,6 +415,14 @@ func within(root, p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }
 
+// Validate reports the first negative limit, naming its field (zero
+// fields mean the defaults), so a caller can refuse bad limits when it is
+// configured rather than on every run.
+func (l Limits) Validate() error {
+	_, err := l.withDefaults()
+	return err
+}
+
 // withDefaults validates l and fills zero fields with defaults.
 func (l Limits) withDefaults() (Limits, error) {
 	fields := []struct {
@@ -433,7 +442,7 @@ func (l Limits) withDefaults() (Limits, error) {
 	}
 	for _, f := range fields {
 		if *f.v < 0 {
-			return l, fmt.Errorf("%w: Spec.Limits.%s is %d; use 0 for the default %d or a positive value", ErrInvalidSpec, f.name, *f.v, f.def)
+			return l, fmt.Errorf("Limits.%s is %d; use 0 for the default %d or a positive value", f.name, *f.v, f.def)
 		}
 		if *f.v == 0 {
 			*f.v = f.def

@@ -67,7 +67,7 @@ func skillArgCases(f fixture, tool string, extra string) []callCase {
 		{name: "unknown property", args: `{"skill":"alpha","name":"alpha"}`,
 			want: "Error: invalid arguments to " + tool + ": json: unknown field \"name\"; send one JSON object that matches the tool's schema", wantErr: true},
 		{name: "skill not a string", args: `{"skill":["alpha"]}`,
-			want: fmt.Sprintf("Error: invalid arguments to %s: json: cannot unmarshal array into Go struct field %s.skill of type string; send one JSON object that matches the tool's schema", tool, argsTypeName(tool)), wantErr: true},
+			want: fmt.Sprintf("Error: invalid arguments to %s: \"skill\" is an array, not a string; send one JSON object that matches the tool's schema", tool), wantErr: true},
 	}
 }
 
@@ -122,7 +122,7 @@ func TestLoad(t *testing.T) {
 		{name: "provider error", args: `{"skill":"broken"}`, want: "Error: " + providerMessage(t, f.snap, "broken", "broken"), wantErr: true},
 		{name: "provider error with docs", args: `{"skill":"gone","docs":["a.md"]}`, want: "Error: " + providerMessage(t, f.snap, "gone", "gone"), wantErr: true},
 		{name: "include_all_docs not a boolean", args: `{"skill":"alpha","include_all_docs":"yes"}`,
-			want: "Error: invalid arguments to skill_load: json: cannot unmarshal string into Go struct field LoadArgs.include_all_docs of type bool; send one JSON object that matches the tool's schema", wantErr: true},
+			want: "Error: invalid arguments to skill_load: \"include_all_docs\" is a string, not a boolean; send one JSON object that matches the tool's schema", wantErr: true},
 	}
 	runCases(t, f, Load(), append(tests, skillArgCases(f, LoadName, `,"docs":["notes.txt"]`)...))
 }
@@ -166,7 +166,7 @@ func TestSelectDocs(t *testing.T) {
 		{name: "skill without documents", args: `{"skill":"nodocs","docs":["a.md"]}`,
 			want: `Error: skill "nodocs" has no documents; unknown: "a.md"`, wantErr: true},
 		{name: "mode not a string", args: `{"skill":"alpha","mode":1}`,
-			want: "Error: invalid arguments to skill_select_docs: json: cannot unmarshal number into Go struct field SelectDocsArgs.mode of type string; send one JSON object that matches the tool's schema", wantErr: true},
+			want: "Error: invalid arguments to skill_select_docs: \"mode\" is a number, not a string; send one JSON object that matches the tool's schema", wantErr: true},
 	}
 	runCases(t, f, SelectDocs(), append(tests, skillArgCases(f, SelectDocsName, `,"mode":"clear"`)...))
 }

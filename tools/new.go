@@ -6,22 +6,31 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // New returns a tool whose arguments are the Go type In (a struct): the
 // input schema is derived from In (json tags name the properties,
-// jsonschema tags describe them, fields without omitempty are required),
-// and every call is checked against that schema and decoded strictly
-// (DecodeArgs) before h runs, so a handler never repeats the preamble and
-// a malformed call gets an error result that says what is wrong. New
-// panics when In has no JSON Schema or is not a struct: that is a
-// programming error, found the first time the program runs.
+// jsonschema tags describe them, fields without omitempty are required,
+// slices are plain arrays, json.RawMessage is any value), and every call
+// is checked against that schema and decoded strictly (DecodeArgs) before
+// h runs, so a handler never repeats the preamble and a malformed call
+// gets an error result that says what is wrong. New panics when In is not
+// a struct, has no JSON Schema or uses the json ",string" option: that is
+// a programming error, found the first time the program runs.
 func New[In any](name, description string, h func(ctx context.Context, c Call, in In) (Result, error)) Tool {
-	schema, err := schemaOf[In]()
-	if err == nil && schema.Type != "object" {
-		err = fmt.Errorf("the schema's type is %q; use a struct", schema.Type)
+	var err error
+	if t := reflect.TypeFor[In](); t.Kind() != reflect.Struct {
+		err = fmt.Errorf("it is a %s; use a struct, whose fields are the arguments", t.Kind())
+	} else {
+		err = noStringOption(t, map[reflect.Type]bool{})
+	}
+	var schema *jsonschema.Schema
+	if err == nil {
+		schema, err = schemaOf[In]()
 	}
 	var resolved *jsonschema.Resolved
 	if err == nil {
@@ -56,9 +65,61 @@ func builtin(name, description string, schema *jsonschema.Schema, h Handler) Too
 // "array" (not ["null","array"], which several model APIs reject): an
 // omitted list and an empty one mean the same to every tool.
 func schemaOf[T any]() (*jsonschema.Schema, error) {
-	return jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[[]string](): {Type: "array", Items: &jsonschema.Schema{Type: "string"}},
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		// Raw JSON is any value, not the byte array it is in Go.
+		reflect.TypeFor[json.RawMessage](): {},
 	}})
+	if err != nil {
+		return nil, err
+	}
+	plainArrays(s, map[*jsonschema.Schema]bool{})
+	return s, nil
+}
+
+// plainArrays turns every ["null","array"] type, which jsonschema gives Go
+// slices, into "array".
+func plainArrays(s *jsonschema.Schema, seen map[*jsonschema.Schema]bool) {
+	if s == nil || seen[s] {
+		return
+	}
+	seen[s] = true
+	if len(s.Types) == 2 && s.Types[0] == "null" && s.Types[1] == "array" {
+		s.Type, s.Types = "array", nil
+	}
+	plainArrays(s.Items, seen)
+	plainArrays(s.AdditionalProperties, seen)
+	for _, p := range s.Properties {
+		plainArrays(p, seen)
+	}
+	for _, d := range s.Defs {
+		plainArrays(d, seen)
+	}
+	for _, d := range s.Definitions {
+		plainArrays(d, seen)
+	}
+}
+
+// noStringOption refuses the json ",string" option anywhere in t: the
+// value is then a string holding a number or a boolean, which no schema
+// derived from the Go type describes.
+func noStringOption(t reflect.Type, seen map[reflect.Type]bool) error {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return nil
+	}
+	seen[t] = true
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if slices.Contains(strings.Split(f.Tag.Get("json"), ",")[1:], "string") {
+			return fmt.Errorf("field %s uses the json \",string\" option, which the schema cannot describe; make the field a string", f.Name)
+		}
+		if err := noStringOption(f.Type, seen); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkSchema validates raw arguments against a tool's schema: one JSON

@@ -186,3 +186,54 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+func TestNewSchemas(t *testing.T) {
+	type item struct {
+		N int `json:"n"`
+	}
+	type args struct {
+		Raw   json.RawMessage `json:"raw,omitempty"`
+		Ints  []int           `json:"ints,omitempty"`
+		Items []item          `json:"items,omitempty"`
+		Names []string        `json:"names,omitempty"`
+	}
+	tool := New("t", "", func(_ context.Context, _ Call, a args) (Result, error) {
+		return Result{Text: string(a.Raw)}, nil
+	})
+	b := mustJSON(t, tool.InputSchema)
+	if strings.Contains(b, `"null"`) {
+		t.Errorf("a slice is nullable in %s", b)
+	}
+	for _, args := range []string{`{"raw":{"any":["thing",1]}}`, `{"raw":"text","ints":[1,2],"items":[{"n":1}],"names":["a"]}`} {
+		if r, err := tool.Call(context.Background(), Call{Args: json.RawMessage(args)}); err != nil || r.IsError {
+			t.Errorf("%s refused: %+v, %v", args, r, err)
+		}
+	}
+	if r, _ := tool.Call(context.Background(), Call{Args: json.RawMessage(`{"ints":"1"}`)}); !r.IsError {
+		t.Errorf("a string for []int accepted: %+v", r)
+	}
+	for name, mk := range map[string]func(){
+		"pointer": func() {
+			New("x", "", func(context.Context, Call, *args) (Result, error) { return Result{}, nil })
+		},
+		"map": func() {
+			New("x", "", func(context.Context, Call, map[string]any) (Result, error) { return Result{}, nil })
+		},
+		"string option": func() {
+			New("x", "", func(context.Context, Call, struct {
+				N int `json:"n,string"`
+			}) (Result, error) {
+				return Result{}, nil
+			})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Error("New accepted it")
+				}
+			}()
+			mk()
+		})
+	}
+}

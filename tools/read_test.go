@@ -57,7 +57,7 @@ func TestRead(t *testing.T) {
 		{name: "loaded but filtered out", state: loaded, snap: f.without("alpha"), args: read("notes.txt"),
 			want: `Error: skill "alpha" is unknown or no longer available`, wantErr: true},
 		{name: "path not a string", state: loaded, args: `{"skill":"alpha","path":1}`,
-			want: "Error: invalid arguments to skill_read: json: cannot unmarshal number into Go struct field ReadArgs.path of type string; send one JSON object that matches the tool's schema", wantErr: true},
+			want: "Error: invalid arguments to skill_read: \"path\" is a number, not a string; send one JSON object that matches the tool's schema", wantErr: true},
 	}
 	runCases(t, f, Read(), append(tests, skillArgCases(f, ReadName, `,"path":"notes.txt"`)...))
 }

@@ -62,11 +62,11 @@ func TestSkill(t *testing.T) {
 		{name: "malformed JSON", snap: f.snap, args: `{"name":`,
 			want: "Error: invalid arguments to skill: unexpected EOF; send one JSON object that matches the tool's schema", wantErr: true},
 		{name: "name not a string", snap: f.snap, args: `{"name":5}`,
-			want: "Error: invalid arguments to skill: json: cannot unmarshal number into Go struct field SkillArgs.name of type string; send one JSON object that matches the tool's schema", wantErr: true},
+			want: "Error: invalid arguments to skill: \"name\" is a number, not a string; send one JSON object that matches the tool's schema", wantErr: true},
 		{name: "unknown property", snap: f.snap, args: `{"name":"alpha","docs":[]}`,
 			want: "Error: invalid arguments to skill: json: unknown field \"docs\"; send one JSON object that matches the tool's schema", wantErr: true},
 		{name: "not an object", snap: f.snap, args: `["alpha"]`,
-			want: "Error: invalid arguments to skill: json: cannot unmarshal array into Go value of type tools.SkillArgs; send one JSON object that matches the tool's schema", wantErr: true},
+			want: "Error: invalid arguments to skill: the arguments are an array, not an object; send one JSON object that matches the tool's schema", wantErr: true},
 		{name: "trailing data", snap: f.snap, args: `{"name":"alpha"} {"name":"nodocs"}`,
 			want: "Error: invalid arguments to skill: unexpected data after the JSON object; send one JSON object that matches the tool's schema", wantErr: true},
 	}

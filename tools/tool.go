@@ -17,7 +17,11 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/skillkit/skillkit/registry"
@@ -198,7 +202,51 @@ func schemaFor[T any]() *jsonschema.Schema {
 // invalidArgs is the result for arguments that are not one JSON object
 // of the tool's schema.
 func invalidArgs(tool string, err error) Result {
-	return Errorf("Error: invalid arguments to %s: %v; send one JSON object that matches the tool's schema", tool, err)
+	return Errorf("Error: invalid arguments to %s: %s; send one JSON object that matches the tool's schema", tool, describe(err))
+}
+
+// describe words a decoding error for the model, without Go type names.
+func describe(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	if te.Field == "" {
+		return fmt.Sprintf("the arguments are %s, not %s", jsonKind(te.Value), goKind(te.Type))
+	}
+	return fmt.Sprintf("%s is %s, not %s", strconv.Quote(te.Field), jsonKind(te.Value), goKind(te.Type))
+}
+
+// jsonKind names a JSON value kind as encoding/json reports it.
+func jsonKind(v string) string {
+	switch v {
+	case "array", "object":
+		return "an " + v
+	case "bool":
+		return "a boolean"
+	}
+	if strings.HasPrefix(v, "number") {
+		return "a number"
+	}
+	return "a " + v
+}
+
+// goKind names the JSON kind a Go type decodes from.
+func goKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
 }
 
 // decode reads the arguments of tool into v with DecodeArgs, or returns

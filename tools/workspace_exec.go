@@ -143,6 +143,12 @@ func NewExecutor(r sandbox.Runner, opts *ExecOptions) (*Executor, error) {
 	}
 	e := &Executor{runner: r, maxTimeout: o.MaxTimeout, defTimeout: o.DefaultTimeout,
 		limits: o.Limits, network: o.Network, collect: o.CollectLimits}
+	if err := o.Limits.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: ExecOptions.%w", ErrExecConfig, err)
+	}
+	if err := o.CollectLimits.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: ExecOptions.CollectLimits: %w", ErrExecConfig, err)
+	}
 	ceiling, hasCeiling := sandbox.MaxTimeout(r)
 	switch {
 	case e.maxTimeout < 0:
@@ -395,7 +401,12 @@ func secondsToDuration(sec float64, max time.Duration) time.Duration {
 	if sec >= max.Seconds() {
 		return max
 	}
-	return time.Duration(sec * float64(time.Second))
+	d := time.Duration(sec * float64(time.Second))
+	if sec > 0 && d < time.Millisecond {
+		// A timeout asked for is never the zero that means the default.
+		d = time.Millisecond
+	}
+	return d
 }
 
 // cleanCwd validates a working directory relative to the workspace and

@@ -346,6 +346,8 @@ func TestNewExecutorConfig(t *testing.T) {
 		{"negative max", WorkspaceExecConfig{Runner: r, Workspaces: wsm, Options: &ExecOptions{MaxTimeout: -time.Second}}, "MaxTimeout is -1s"},
 		{"negative default", WorkspaceExecConfig{Runner: r, Workspaces: wsm, Options: &ExecOptions{DefaultTimeout: -time.Second}}, "DefaultTimeout is -1s"},
 		{"default above max", WorkspaceExecConfig{Runner: r, Workspaces: wsm, Options: &ExecOptions{MaxTimeout: time.Second, DefaultTimeout: 2 * time.Second}}, "DefaultTimeout 2s exceeds MaxTimeout 1s"},
+		{"negative limit", WorkspaceExecConfig{Runner: r, Workspaces: wsm, Options: &ExecOptions{Limits: sandbox.Limits{CPUSeconds: -5}}}, "ExecOptions.Limits.CPUSeconds is -5"},
+		{"negative collection limit", WorkspaceExecConfig{Runner: r, Workspaces: wsm, Options: &ExecOptions{CollectLimits: &workspace.CollectLimits{MaxFiles: -1}}}, "ExecOptions.CollectLimits: workspace: invalid option: CollectLimits.MaxFiles is -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := WorkspaceExec(tc.cfg)

@@ -138,6 +138,13 @@ func (w *Workspace) Collect(ctx context.Context, globs []string, lim *CollectLim
 	return c.out, nil
 }
 
+// Validate reports negative limits, naming the fields; nil and zero fields
+// mean the defaults.
+func (l *CollectLimits) Validate() error {
+	_, err := l.withDefaults()
+	return err
+}
+
 // withDefaults validates l and fills in defaults.
 func (l *CollectLimits) withDefaults() (CollectLimits, error) {
 	var v CollectLimits

@@ -255,11 +255,19 @@ func (m *Manager) Open(ctx context.Context, id string) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Opens of one ID, in this process or another, create it one at a
+	// time: two at once would both make its record and its volume.
+	releaseID, err := m.lockMeta(ctx, openLockName(id), true)
+	if err != nil {
+		release()
+		return nil, err
+	}
 	w := &Workspace{m: m, id: id, dir: filepath.Join(m.root, id), st: m.state(id)}
 	err = w.ensure(ctx)
 	if err == nil {
 		err = w.touch()
 	}
+	releaseID()
 	release()
 	if err != nil {
 		return nil, err
@@ -331,6 +339,15 @@ func (m *Manager) Sweep(ctx context.Context) ([]string, error) {
 	entries, err := fs.ReadDir(meta.FS(), ".")
 	if err != nil {
 		return nil, fmt.Errorf("workspace: sweep %s: %w", m.metaRoot, err)
+	}
+	// No Open runs now (they hold the sweep lock shared): the open locks
+	// of workspaces without a record can go.
+	for _, e := range entries {
+		if id, ok := openLockID(e.Name()); ok {
+			if _, err := meta.Lstat(id); errors.Is(err, fs.ErrNotExist) {
+				_ = meta.Remove(e.Name())
+			}
+		}
 	}
 	var removed []string
 	for _, e := range entries {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/skillkit/skillkit/sandbox"
@@ -34,6 +35,19 @@ const (
 	usedName       = "used"
 	stagedName     = "staged"
 )
+
+// openLockName is the lock Opens of workspace id take while they create
+// it; a leading '.' keeps it apart from every workspace ID.
+func openLockName(id string) string { return "." + id + ".open" }
+
+// openLockID returns the workspace ID of an open lock's name.
+func openLockID(name string) (string, bool) {
+	if !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".open") || len(name) <= len("..open") {
+		return "", false
+	}
+	id := name[1 : len(name)-len(".open")]
+	return id, validName("", id, maxIDLen) == nil
+}
 
 // openMeta opens the metadata root.
 func (m *Manager) openMeta() (*os.Root, error) {
