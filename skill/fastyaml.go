@@ -118,8 +118,8 @@ func fastScalar(raw string) (val, tag string, ok bool) {
 	if c >= '0' && c <= '9' || strings.IndexByte("-?:,[]{}#&*!|>'\"%@`+.~", c) >= 0 {
 		return "", "", false
 	}
-	if strings.Contains(val, ": ") || strings.Contains(val, " #") || val[len(val)-1] == ':' {
-		return "", "", false
+	if strings.Contains(val, ": ") || strings.Contains(val, " #") || val[len(val)-1] == ':' || val == "<<" {
+		return "", "", false // "<<" is YAML's merge key, even as a value
 	}
 	for _, special := range [...]string{"null", "nan", ".nan", "inf", ".inf"} {
 		if strings.EqualFold(val, special) {

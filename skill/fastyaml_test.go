@@ -53,6 +53,11 @@ func FuzzFastFrontmatter(f *testing.F) {
 		if d := cmp.Diff(flat(slow), flat(fast)); d != "" {
 			t.Fatalf("fast and full parsers disagree on %q (-yaml +fast):\n%s", src, d)
 		}
+		// Parse skips the strict checks for what the fast path reads:
+		// there must be nothing for them to find.
+		if v := strictViolations(src, slow); len(v) > 0 {
+			t.Fatalf("fast path accepted %q, which strict YAML rejects: %s", src, v[0].lenientMessage())
+		}
 	})
 }
 

@@ -70,6 +70,56 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+// FuzzParseAgreesWithValidate checks that discovery and strict
+// validation agree, or discovery says why not. Where ValidateData
+// accepts a SKILL.md whose front matter both cut alike (it starts with a
+// "---" line, and no "---" lies inside it), Parse loads it under the same
+// name (NFKC-normalised) or rejects it only for the skill tool's ASCII
+// name rule, saying so. Where ValidateData rejects a front matter for
+// strict YAML that Parse reads anyway, Parse warns.
+func FuzzParseAgreesWithValidate(f *testing.F) {
+	for _, s := range parseSeeds() {
+		f.Add(s, "pdf")
+	}
+	for _, s := range []string{
+		"---\nname: café\ndescription: d\n---\n",
+		"---\nname: \uff46\uff4f\uff4f\ndescription: d\n---\n",
+		"---\nname: pdf\ndescription: d\nmetadata: {a: b}\n---\n",
+		"---\nname: pdf\ndescription: a\tb\n---\n",
+		"---\nname: pdf\ndescription: |\n  \tcode\n---\n",
+		"---\nname: pdf\ndescription: d\nmetadata:\n  - : x\n---\n",
+	} {
+		f.Add(s, "pdf")
+	}
+	f.Fuzz(func(t *testing.T, src, dir string) {
+		if strings.ContainsAny(dir, "/\x00") {
+			return
+		}
+		msgs := ValidateData([]byte(src), dir)
+		doc, diags, err := Parse([]byte(src), ParseOptions{File: "SKILL.md", DirName: dir, MaxSize: DefaultMaxFileSize})
+		text := normalizeText([]byte(src))
+		sp, msg := splitDocument(text)
+		strictSrc, smsg := splitStrict(universalNewlines(src))
+		sameCut := msg == "" && smsg == "" && !strings.HasPrefix(src, byteOrderMark) && strictSrc == "\n"+sp.yaml
+		if !sameCut {
+			return
+		}
+		if len(msgs) == 0 {
+			if err != nil {
+				var le *LoadError
+				if !errors.As(err, &le) || !strings.Contains(le.Message, "the skill tool accepts only ASCII names") {
+					t.Fatalf("ValidateData accepts %q but Parse fails: %v", src, err)
+				}
+				return
+			}
+			return
+		}
+		if len(msgs) == 1 && strings.Contains(msgs[0], "the reference validator reads strict YAML") && err == nil && doc != nil && len(diags) == 0 {
+			t.Fatalf("ValidateData rejects %q (%s) but Parse reads it without a warning", src, msgs[0])
+		}
+	})
+}
+
 // validatePrefixes are the beginnings of every message Validate may return.
 var validatePrefixes = []string{
 	"Missing required file: SKILL.md",

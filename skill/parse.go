@@ -8,9 +8,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/text/unicode/norm"
 )
 
 // DefaultMaxFileSize is the default cap on the size of one SKILL.md.
@@ -53,11 +55,14 @@ var (
 	errNotMapping    = "SKILL.md frontmatter must be a YAML mapping"
 )
 
+// byteOrderMark is the UTF-8 encoding of U+FEFF.
+const byteOrderMark = "\xEF\xBB\xBF"
+
 // normalizeText strips a UTF-8 byte-order mark and turns CRLF and lone CR
 // line endings into LF, so offsets and line numbers are stable whatever
 // editor wrote the file.
 func normalizeText(data []byte) string {
-	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
+	data = bytes.TrimPrefix(data, []byte(byteOrderMark))
 	if bytes.IndexByte(data, '\r') < 0 {
 		return string(data)
 	}
@@ -174,19 +179,15 @@ func quoteColonValues(src string) (string, []int) {
 }
 
 // decodeFrontmatter parses front-matter text into its top-level mapping
-// node. On failure it returns the YAML error.
-func decodeFrontmatter(src string) (*yaml.Node, error) {
+// node. fast reports that the fast reader parsed it: such a header holds
+// nothing strict YAML rejects. Otherwise checked is the text the strict
+// checks read (see decodeYAML). On failure it returns the YAML error.
+func decodeFrontmatter(src string) (root *yaml.Node, checked string, fast bool, err error) {
 	if n, ok := fastFrontmatter(src); ok {
-		return n, nil
+		return n, src, true, nil
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		return nil, err
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, nil
-	}
-	return doc.Content[0], nil
+	root, checked, err = decodeYAML(src)
+	return root, checked, false, err
 }
 
 // Parse reads one SKILL.md leniently, the way discovery loads skills: it
@@ -213,6 +214,9 @@ func Parse(data []byte, opts ParseOptions) (*Document, []Diagnostic, error) {
 	}
 	p := &parser{file: file}
 	doc := p.parse(data, opts.DirName)
+	// In file order, as a reader goes through the file; on one line, in
+	// the order they were found.
+	sort.SliceStable(p.diags, func(i, j int) bool { return p.diags[i].Line < p.diags[j].Line })
 	if p.fatal != nil {
 		return nil, p.diags, p.fatal
 	}
@@ -243,30 +247,43 @@ func (p *parser) parse(data []byte, dirName string) *Document {
 		p.fail(0, "", "SKILL.md is not valid UTF-8; save it as UTF-8")
 		return nil
 	}
+	if d, ok := bomNote(data, p.file); ok {
+		p.diags = append(p.diags, d)
+	}
 	text := normalizeText(data)
 	sp, msg := splitDocument(text)
 	if msg != "" {
-		line := 1
-		if msg == errNotClosed {
-			line = 1
-		}
-		p.fail(line, "", "%s", msg)
+		p.fail(1, "", "%s", msg)
 		return nil
 	}
-	root, err := decodeFrontmatter(sp.yaml)
+	if d, ok := dashesNote(sp, p.file); ok {
+		p.diags = append(p.diags, d)
+	}
+	src := sp.yaml
+	root, checked, fast, err := decodeFrontmatter(src)
 	if err != nil {
-		fixed, lines := quoteColonValues(sp.yaml)
+		fixed, lines := quoteColonValues(src)
 		if len(lines) == 0 {
 			p.fail(yamlErrorLine(err, sp.yamlLine), "", "Invalid YAML in frontmatter: %s", cleanYAMLError(err, sp.yamlLine))
 			return nil
 		}
-		root, err = decodeFrontmatter(fixed)
+		root, checked, fast, err = decodeFrontmatter(fixed)
 		if err != nil {
 			p.fail(yamlErrorLine(err, sp.yamlLine), "", "Invalid YAML in frontmatter: %s", cleanYAMLError(err, sp.yamlLine))
 			return nil
 		}
 		for _, l := range lines {
 			p.warn(sp.yamlLine+l-1, "", "value contains \": \" and is not quoted; read it as a string (quote it to silence this warning)")
+		}
+	}
+	if !fast {
+		warned := map[int]bool{}
+		for _, v := range strictViolations(checked, root) {
+			if v.kind == topDuplicate || warned[v.line] {
+				continue // the field loop below warns about repeated fields; one warning a line is enough
+			}
+			warned[v.line] = true
+			p.warn(sp.yamlLine+v.line-1, "", "%s", v.lenientMessage())
 		}
 	}
 	if root == nil || root.Kind != yaml.MappingNode {
@@ -282,7 +299,7 @@ func (p *parser) parse(data []byte, dirName string) *Document {
 	doc.UserInvocable = true
 	doc.Raw = make(map[string]any, len(root.Content)/2)
 	fileLine := func(n *yaml.Node) int { return sp.yamlLine + n.Line - 1 }
-	var nameLine, descLine int
+	var nameLine, descLine, dmiLine, uiLine int
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
@@ -324,10 +341,12 @@ func (p *parser) parse(data []byte, dirName string) *Document {
 		case FieldDisableModelInvocation:
 			if b, ok := p.boolean(v, key, line); ok {
 				doc.DisableModelInvocation = b
+				dmiLine = line
 			}
 		case FieldUserInvocable:
 			if b, ok := p.boolean(v, key, line); ok {
 				doc.UserInvocable = b
+				uiLine = line
 			}
 		default:
 			p.warn(fileLine(k), key, "unknown front-matter field %q (kept, but not interpreted); the spec allows %s", key, allowedList)
@@ -337,7 +356,7 @@ func (p *parser) parse(data []byte, dirName string) *Document {
 	if p.fatal != nil {
 		return nil
 	}
-	if strings.TrimSpace(doc.Description) == "" {
+	if trimPySpace(doc.Description) == "" {
 		line := descLine
 		if line == 0 {
 			line = sp.yamlLine
@@ -348,45 +367,90 @@ func (p *parser) parse(data []byte, dirName string) *Document {
 	if n := utf8.RuneCountInString(doc.Description); n > MaxDescriptionLength {
 		p.warn(descLine, FieldDescription, "description is %d characters, over the %d-character limit of the Agent Skills spec", n, MaxDescriptionLength)
 	}
+	if doc.DisableModelInvocation && !doc.UserInvocable {
+		p.warn(max(dmiLine, uiLine), "", "disable-model-invocation: true and user-invocable: false together leave nobody able to invoke the skill (not the model, not a user); drop one of them")
+	}
 	return doc
 }
 
 // checkName applies the lenient name rules: fall back to the directory
 // name when the field is missing, warn on a mismatch, and reject names the
-// skill tool could never accept.
+// skill tool could never accept. Names and folder names are compared
+// NFKC-normalised, as Validate compares them.
 func (p *parser) checkName(doc *Document, dirName string, line, yamlLine int) {
 	if line == 0 {
 		line = yamlLine
 	}
-	name := strings.TrimSpace(doc.Name)
+	dir := norm.NFKC.String(dirName)
+	name := trimPySpace(doc.Name)
 	if name == "" {
-		if dirName != "" && ValidName(dirName) {
-			p.warn(line, FieldName, "missing name; using the directory name %q (add `name: %s`)", dirName, dirName)
-			doc.Name = dirName
+		if dir != "" && ValidName(dir) {
+			p.warn(line, FieldName, "missing name; using the directory name %q (add `name: %s`)", dir, dir)
+			doc.Name = dir
 			return
 		}
-		p.fail(line, FieldName, "missing name; add `name:` with lowercase letters, digits and hyphens")
+		p.fail(line, FieldName, "missing name; add `name:` with lowercase letters a-z, digits and single hyphens")
 		return
 	}
 	if name != doc.Name {
 		p.warn(line, FieldName, "name has surrounding spaces; trimmed")
-		doc.Name = name
 	}
+	if n := norm.NFKC.String(name); n != name {
+		verb := "%q"
+		if norm.NFC.String(name) == n {
+			verb = "%+q" // they look alike: show the code points
+		}
+		p.warn(line, FieldName, "name "+verb+" is read as its NFKC normalisation "+verb+", as the Agent Skills reference validator reads names; write it so", name, n)
+		name = n
+	}
+	doc.Name = name
 	if !ValidName(name) {
-		p.fail(line, FieldName, "name %q is not a valid skill name: use 1-%d lowercase letters, digits and single hyphens, not at the start or end", name, MaxNameLength)
+		if specName(name) {
+			hint := ""
+			if s := asciiName(name); s != "" {
+				hint = fmt.Sprintf(" (%q, say)", s)
+			}
+			p.fail(line, FieldName, "name %q is valid in the Agent Skills spec, which allows lowercase letters of any script, but the skill tool accepts only ASCII names (^[a-z0-9]+(?:-[a-z0-9]+)*$: a-z, 0-9 and single hyphens), so the skill is skipped; rename the skill and its folder%s", name, hint)
+			return
+		}
+		p.fail(line, FieldName, "name %q is not a valid skill name: use 1-%d lowercase letters a-z, digits and single hyphens, not at the start or end", name, MaxNameLength)
 		return
 	}
 	if n := utf8.RuneCountInString(name); n > MaxNameLength {
 		p.warn(line, FieldName, "name is %d characters, over the %d-character limit of the Agent Skills spec", n, MaxNameLength)
 	}
-	if dirName != "" && dirName != name {
+	if dirName != "" && dir != name {
 		p.warn(line, FieldName, "name %q does not match the directory name %q; the skill is known as %q", name, dirName, name)
 	}
 }
 
+// asciiName suggests an ASCII spelling of a name: letters stripped of
+// their accents, anything else outside a-z and 0-9 turned into hyphens.
+// It returns "" when that leaves no valid name.
+func asciiName(name string) string {
+	var b strings.Builder
+	for _, r := range norm.NFD.String(strings.ToLower(name)) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case unicode.Is(unicode.Mn, r):
+		default:
+			b.WriteByte('-')
+		}
+	}
+	s := strings.Trim(b.String(), "-")
+	for strings.Contains(s, "--") {
+		s = strings.ReplaceAll(s, "--", "-")
+	}
+	if !ValidName(s) || utf8.RuneCountInString(s) > MaxNameLength {
+		return ""
+	}
+	return s
+}
+
 // scalar returns the text of a scalar node. YAML scalars of every type
-// (numbers, booleans) are taken as their literal text, as the reference
-// validator's YAML reader does.
+// (numbers, booleans, null and ~) are taken as their literal text, as the
+// reference validator's YAML reader does; an empty value is "".
 func (p *parser) scalar(n *yaml.Node, field string, line int) (string, bool) {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
@@ -394,9 +458,6 @@ func (p *parser) scalar(n *yaml.Node, field string, line int) (string, bool) {
 	if n.Kind != yaml.ScalarNode {
 		p.warn(line, field, "field %q must be a string; ignored", field)
 		return "", false
-	}
-	if n.Tag == "!!null" {
-		return "", true
 	}
 	return n.Value, true
 }

@@ -129,6 +129,7 @@ func parseTextCases() []parseCase {
 			name:     "BOM",
 			src:      "\xEF\xBB\xBF---\nname: pdf\ndescription: Read PDF files.\n---\nBody\n",
 			wantName: "pdf", wantDesc: "Read PDF files.", wantBody: str("Body\n"), bodyLine: 5,
+			warns: []wantDiag{{1, "starts with a UTF-8 byte-order mark: discovery reads past it, but skillkit validate and the Agent Skills reference validator reject the file"}},
 		},
 		{
 			name:     "CRLF",
@@ -139,6 +140,7 @@ func parseTextCases() []parseCase {
 			name:     "BOM and CRLF",
 			src:      "\xEF\xBB\xBF---\r\nname: pdf\r\ndescription: |\r\n  one\r\n  two\r\n---\r\nBody\r\n",
 			wantName: "pdf", wantDesc: "one\ntwo\n", wantBody: str("Body\n"), bodyLine: 7,
+			warns: []wantDiag{{1, "byte-order mark"}},
 		},
 		{
 			name:     "lone CR",
@@ -254,7 +256,7 @@ func parseScalarCases() []parseCase {
 			name:     "two retried lines keep their line numbers (CRLF, BOM)",
 			src:      "\xEF\xBB\xBF---\r\nname: pdf\r\n\r\ndescription: Reads: PDFs: all\r\nlicense: Apache: 2.0\r\n---\r\n",
 			wantName: "pdf", wantDesc: "Reads: PDFs: all",
-			warns: []wantDiag{{4, "not quoted"}, {5, "not quoted"}},
+			warns: []wantDiag{{1, "byte-order mark"}, {4, "not quoted"}, {5, "not quoted"}},
 			check: func(t *testing.T, d *Document) {
 				if d.License != "Apache: 2.0" {
 					t.Errorf("License = %q", d.License)
@@ -330,11 +332,15 @@ func TestParseBooleans(t *testing.T) {
 			})
 		}
 		for _, bad := range []string{"maybe", "2", "y", "n", "[true]", "{a: b}", `""`, "-1"} {
+			warns := []wantDiag{{4, "must be true or false"}}
+			if strings.ContainsAny(bad, "[{") {
+				warns = append([]wantDiag{{4, "flow "}}, warns...)
+			}
 			t.Run(field+"="+bad, func(t *testing.T) {
 				runParseCase(t, parseCase{
 					src:      "---\nname: pdf\ndescription: d\n" + field + ": " + bad + "\n---\n",
 					wantName: "pdf",
-					warns:    []wantDiag{{4, "must be true or false"}},
+					warns:    warns,
 					check: func(t *testing.T, d *Document) {
 						if d.DisableModelInvocation || !d.UserInvocable {
 							t.Errorf("defaults changed by an invalid value: disable=%v user=%v", d.DisableModelInvocation, d.UserInvocable)
@@ -384,6 +390,7 @@ func parseFieldCases() []parseCase {
 			warns: []wantDiag{
 				{4, `unknown front-matter field "version"`},
 				{5, `unknown front-matter field "author"`},
+				{7, `flow sequence [a, b]: read anyway, but skillkit validate and the Agent Skills reference validator reject it (their strict YAML has no flow style); write it in block style, one item per indented line: "tags:" followed by "  - a", "  - b"`},
 				{8, `"when"`}, {9, `"ratio"`}, {10, `"nothing"`},
 			},
 			check: func(t *testing.T, d *Document) {
@@ -413,7 +420,7 @@ func parseFieldCases() []parseCase {
 			name:     "nan, binary and non-string keys stay encodable",
 			src:      "---\nname: pdf\ndescription: d\nx: .NaN\ny: !!binary aGk=\nz:\n  1: one\n  [a]: b\n---\n",
 			wantName: "pdf",
-			warns:    []wantDiag{{4, `"x"`}, {5, `"y"`}, {6, `"z"`}},
+			warns:    []wantDiag{{4, `"x"`}, {5, "tag !!binary: read anyway"}, {5, `"y"`}, {6, `"z"`}, {8, "flow sequence [a]"}},
 			check: func(t *testing.T, d *Document) {
 				if d.Raw["x"] != ".NaN" || d.Raw["y"] != "aGk=" {
 					t.Errorf("Raw x=%#v y=%#v; want the source text", d.Raw["x"], d.Raw["y"])
@@ -424,7 +431,7 @@ func parseFieldCases() []parseCase {
 			name:     "recursive alias does not hang",
 			src:      "---\nname: pdf\ndescription: d\nloop: &a [*a]\n---\n",
 			wantName: "pdf",
-			warns:    []wantDiag{{4, "alias *a refers to a value that contains it"}, {4, `"loop"`}},
+			warns:    []wantDiag{{4, "anchor &a: read anyway"}, {4, "alias *a refers to a value that contains it"}, {4, `"loop"`}},
 			check: func(t *testing.T, d *Document) {
 				if _, ok := d.Raw["loop"]; ok {
 					t.Errorf("Raw keeps the recursive field: %#v", d.Raw["loop"])
@@ -435,7 +442,10 @@ func parseFieldCases() []parseCase {
 			name:     "aliases to scalars and maps",
 			src:      "---\nname: &n pdf\ndescription: *n\nmetadata: &m\n  a: b\nextra: *m\n---\n",
 			wantName: "pdf", wantDesc: "pdf",
-			warns: []wantDiag{{6, `"extra"`}},
+			warns: []wantDiag{
+				{2, "anchor &n: read anyway, but skillkit validate and the Agent Skills reference validator reject it (their strict YAML has no anchors or aliases); write the value out in full wherever it is used"},
+				{3, "alias *n: read anyway"}, {4, "anchor &m"}, {6, "alias *m: read anyway"}, {6, `"extra"`},
+			},
 			check: func(t *testing.T, d *Document) {
 				if diff := cmp.Diff(map[string]any{"a": "b"}, d.Raw["extra"]); diff != "" {
 					t.Errorf("Raw[extra]: %s", diff)
@@ -460,7 +470,7 @@ func parseFieldCases() []parseCase {
 			name:     "metadata entries that are not strings",
 			src:      "---\nname: pdf\ndescription: d\nmetadata:\n  ok: yes\n  list:\n    - a\n  map: {a: b}\n---\n",
 			wantName: "pdf",
-			warns:    []wantDiag{{6, `metadata entry "list"`}, {8, `metadata entry "map"`}},
+			warns:    []wantDiag{{6, `metadata entry "list"`}, {8, `flow mapping {a: b}: read anyway, but skillkit validate and the Agent Skills reference validator reject it (their strict YAML has no flow style); write it in block style, one entry per indented line: "map:" followed by "  a: b"`}, {8, `metadata entry "map"`}},
 			check: func(t *testing.T, d *Document) {
 				if diff := cmp.Diff(map[string]string{"ok": "yes"}, d.Metadata); diff != "" {
 					t.Errorf("Metadata: %s", diff)
@@ -477,6 +487,7 @@ func parseFieldCases() []parseCase {
 			name:     "allowed-tools string",
 			src:      "---\nname: pdf\ndescription: d\nallowed-tools: Read  Bash(git:*)\tWrite\n---\n",
 			wantName: "pdf",
+			warns:    []wantDiag{{4, "tab character: read anyway, but skillkit validate and the Agent Skills reference validator reject it (their strict YAML allows tabs only inside quoted values, block scalars (| or >) and comments); use spaces, or quote the value"}},
 			check: func(t *testing.T, d *Document) {
 				if diff := cmp.Diff([]string{"Read", "Bash(git:*)", "Write"}, d.AllowedTools); diff != "" {
 					t.Errorf("AllowedTools: %s", diff)
@@ -487,7 +498,7 @@ func parseFieldCases() []parseCase {
 			name:     "allowed-tools list",
 			src:      "---\nname: pdf\ndescription: d\nallowed-tools:\n  - Read\n  - Bash(git:*)\n  - [x]\n---\n",
 			wantName: "pdf",
-			warns:    []wantDiag{{7, "allowed-tools"}},
+			warns:    []wantDiag{{7, `flow sequence [x]: read anyway, but skillkit validate and the Agent Skills reference validator reject it (their strict YAML has no flow style); write allowed-tools as the space-separated string the Agent Skills spec defines: "allowed-tools: x"`}, {7, "allowed-tools entry is not a string"}},
 			check: func(t *testing.T, d *Document) {
 				if diff := cmp.Diff([]string{"Read", "Bash(git:*)"}, d.AllowedTools); diff != "" {
 					t.Errorf("AllowedTools: %s", diff)
@@ -498,7 +509,7 @@ func parseFieldCases() []parseCase {
 			name:     "allowed-tools mapping",
 			src:      "---\nname: pdf\ndescription: d\nallowed-tools: {a: b}\n---\n",
 			wantName: "pdf",
-			warns:    []wantDiag{{4, "allowed-tools must be"}},
+			warns:    []wantDiag{{4, "flow mapping {a: b}"}, {4, "allowed-tools must be"}},
 		},
 		{
 			name:     "license and compatibility",
@@ -557,7 +568,7 @@ func parseFieldCases() []parseCase {
 			name:     "non-string key",
 			src:      "---\nname: pdf\ndescription: d\n[a, b]: c\n---\n",
 			wantName: "pdf",
-			warns:    []wantDiag{{4, "not a plain string"}},
+			warns:    []wantDiag{{4, "flow sequence [a, b]"}, {4, "not a plain string"}},
 		},
 	}
 }
@@ -585,7 +596,7 @@ func parseNameCases() []parseCase {
 		},
 		{
 			name: "non-string name falls back to the directory", src: "---\ndescription: d\nname: [a]\n---\n", dir: "pdf",
-			wantName: "pdf", warns: []wantDiag{{3, `field "name" must be a string`}, {3, "missing name"}},
+			wantName: "pdf", warns: []wantDiag{{3, "flow sequence [a]"}, {3, `field "name" must be a string`}, {3, "missing name"}},
 		},
 		{
 			name: "surrounding spaces trimmed", src: "---\nname: \" pdf \"\ndescription: d\n---\n", dir: "pdf",
@@ -597,7 +608,23 @@ func parseNameCases() []parseCase {
 		{name: "leading hyphen", src: "---\ndescription: d\nname: -pdf\n---\n", errHas: "not a valid skill name", errLine: 3},
 		{name: "double hyphen", src: "---\nname: a--b\ndescription: d\n---\n", errHas: "not a valid skill name", errLine: 2},
 		{name: "underscore", src: "---\nname: a_b\ndescription: d\n---\n", errHas: "not a valid skill name", errLine: 2},
-		{name: "non-ASCII", src: "---\nname: café\ndescription: d\n---\n", errHas: "not a valid skill name", errLine: 2},
+		{
+			name: "lowercase letters of other scripts: the skill tool's ASCII rule", src: "---\nname: café\ndescription: d\n---\n",
+			errHas:  `name "café" is valid in the Agent Skills spec, which allows lowercase letters of any script, but the skill tool accepts only ASCII names (^[a-z0-9]+(?:-[a-z0-9]+)*$: a-z, 0-9 and single hyphens), so the skill is skipped; rename the skill and its folder ("cafe", say)`,
+			errLine: 2,
+		},
+		{name: "ASCII rule, no suggestion", src: "---\nname: 日本語\ndescription: d\n---\n", errHas: "accepts only ASCII names (^[a-z0-9]+(?:-[a-z0-9]+)*$: a-z, 0-9 and single hyphens), so the skill is skipped; rename the skill and its folder", errLine: 2},
+		{name: "not lowercase, not the ASCII rule", src: "---\nname: Ärger\ndescription: d\n---\n", errHas: `name "Ärger" is not a valid skill name`, errLine: 2},
+		{
+			name: "fullwidth letters are read NFKC-normalised", src: "---\nname: ｆｏｏ\ndescription: d\n---\n", dir: "foo",
+			wantName: "foo", warns: []wantDiag{{2, `name "ｆｏｏ" is read as its NFKC normalisation "foo", as the Agent Skills reference validator reads names; write it so`}},
+		},
+		{name: "ligature name in a ligature folder", src: "---\nname: ﬁx\ndescription: d\n---\n", dir: "ﬁx", wantName: "fix", warns: []wantDiag{{2, `read as its NFKC normalisation "fix"`}}},
+		{name: "decomposed letters are shown as code points", src: "---\nname: cafe\u0301\ndescription: d\n---\n", errHas: "ASCII", errLine: 2},
+		{name: "NFD folder matches an NFC name", src: "---\nname: pdf-cafe\ndescription: d\n---\n", dir: "pdf-cafe", wantName: "pdf-cafe"},
+		{name: "null is a name like any other", src: "---\nname: null\ndescription: d\n---\n", dir: "null", wantName: "null"},
+		{name: "tilde is no valid name", src: "---\nname: ~\ndescription: d\n---\n", dir: "pdf", errHas: `name "~" is not a valid skill name`, errLine: 2},
+		{name: "information separators are trimmed", src: "---\nname: \"pdf\\x1c\"\ndescription: d\n---\n", dir: "pdf", wantName: "pdf", warns: []wantDiag{{2, "trimmed"}}},
 		{name: "too long loads with a warning", src: "---\nname: " + strings.Repeat("a", 65) + "\ndescription: d\n---\n", wantName: strings.Repeat("a", 65), warns: []wantDiag{{2, "65 characters, over the 64-character limit"}}},
 		{name: "64 characters", src: "---\nname: " + strings.Repeat("a", 64) + "\ndescription: d\n---\n", wantName: strings.Repeat("a", 64)},
 	}

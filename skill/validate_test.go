@@ -27,7 +27,32 @@ func TestValidate(t *testing.T) {
 	}{
 		{"valid", skillFS("---\nname: pdf\ndescription: Read PDFs.\nlicense: MIT\ncompatibility: python3\nmetadata:\n  v: 1\nallowed-tools: Read\n---\nBody\n"), "pdf", nil},
 		{"valid without a directory check", skillFS("---\nname: pdf\ndescription: d\n---\n"), "", nil},
-		{"valid with CRLF and BOM", skillFS("\xEF\xBB\xBF---\r\nname: pdf\r\ndescription: d\r\n---\r\n"), "pdf", nil},
+		{"valid with CRLF", skillFS("---\r\nname: pdf\r\ndescription: d\r\n---\r\n"), "pdf", nil},
+		{"valid with lone CR", skillFS("---\rname: pdf\rdescription: d\r---\r"), "pdf", nil},
+		{"a byte-order mark is not skipped", skillFS("\xEF\xBB\xBF---\r\nname: pdf\r\ndescription: d\r\n---\r\n"), "pdf", []string{"SKILL.md must start with YAML frontmatter (---)"}},
+		{"null, ~ and yes are text", skillFS("---\nname: null\ndescription: ~\nlicense: yes\n---\n"), "null", nil},
+		{"empty values are empty text", skillFS("---\nname: pdf\ndescription:\n---\n"), "pdf", []string{"Field 'description' must be a non-empty string"}},
+		{"name and folder compared NFKC-normalised", skillFS("---\nname: caf\u00e9\ndescription: d\n---\n"), "cafe\u0301", nil},
+		{"fullwidth name", skillFS("---\nname: \uff46\uff4f\uff4f\ndescription: d\n---\n"), "foo", nil},
+		{
+			"messages name the normalised name", skillFS("---\nname: \uff21bc\ndescription: d\n---\n"), "abc",
+			[]string{"Skill name 'Abc' must be lowercase", "Directory name 'abc' must match skill name 'Abc'"},
+		},
+		{
+			"length counted after normalisation", skillFS("---\nname: " + strings.Repeat("\ufb03", 22) + "\ndescription: d\n---\n"), "",
+			[]string{"Skill name '" + strings.Repeat("ffi", 22) + "' exceeds 64 character limit (66 chars)"},
+		},
+		{"information separators are white space", skillFS("---\nname: \"pdf\\x1c\"\ndescription: \"\\x1f\"\n---\n"), "pdf", []string{"Field 'description' must be a non-empty string"}},
+		{"front matter ends at the first --- anywhere", skillFS("---\ndescription: a --- b\nname: pdf\n---\n"), "pdf", []string{"Missing required field in frontmatter: name"}},
+		{"--- inside a value after the name cuts the description", skillFS("---\nname: pdf\ndescription: a --- b\n---\n"), "pdf", nil},
+		{"the opening --- may run into the first line", skillFS("---name: pdf\ndescription: d\n---\n"), "pdf", nil},
+		{"a four-hyphen line closes", skillFS("---\nname: pdf\ndescription: d\n----\n"), "pdf", nil},
+		{"a top-level merge gives no field", skillFS("---\nname: pdf\ndescription: d\n<<:\n  name: other\n  version: 1\n---\n"), "pdf", nil},
+		{
+			"not even from a sequence of mappings", skillFS("---\n<<:\n  - name: pdf\n  - description: d\n---\n"), "pdf",
+			[]string{"Missing required field in frontmatter: name", "Missing required field in frontmatter: description"},
+		},
+		{"a plain << is no text", skillFS("---\nname: pdf\ndescription: <<\n---\n"), "pdf", []string{"Field 'description' must be a non-empty string"}},
 		{"name is trimmed", skillFS("---\nname: '  pdf  '\ndescription: d\n---\n"), "pdf", nil},
 		{"numbers are text", skillFS("---\nname: 123\ndescription: 456\ncompatibility: 7\n---\n"), "123", nil},
 		{"missing file", fstest.MapFS{"README.md": {}}, "pdf", []string{"Missing required file: SKILL.md"}},
@@ -49,7 +74,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			"duplicate key", skillFS("---\nname: pdf\ndescription: a\ndescription: b\n---\n"), "pdf",
-			[]string{`Invalid YAML in frontmatter: line 4: mapping key "description" already defined at line 3`},
+			[]string{`Invalid YAML in frontmatter: line 4: key "description": the reference validator reads strict YAML, which allows each key once; keep one of the two (the other is at line 3)`},
 		},
 		{
 			"unexpected fields, sorted", skillFS("---\nname: pdf\nversion: 1\ndescription: d\nauthor: me\ndisable-model-invocation: true\n---\n"), "pdf",
@@ -59,7 +84,7 @@ func TestValidate(t *testing.T) {
 		{"empty name", skillFS("---\nname: ''\ndescription: d\n---\n"), "pdf", []string{"Field 'name' must be a non-empty string"}},
 		{"null name", skillFS("---\nname:\ndescription: d\n---\n"), "pdf", []string{"Field 'name' must be a non-empty string"}},
 		{"blank name", skillFS("---\nname: '   '\ndescription: d\n---\n"), "pdf", []string{"Field 'name' must be a non-empty string"}},
-		{"list name", skillFS("---\nname: [pdf]\ndescription: d\n---\n"), "pdf", []string{"Field 'name' must be a non-empty string"}},
+		{"list name", skillFS("---\nname:\n  - pdf\ndescription: d\n---\n"), "pdf", []string{"Field 'name' must be a non-empty string"}},
 		{"name of 64 characters", skillFS("---\nname: " + name64 + "\ndescription: d\n---\n"), name64, nil},
 		{
 			"name of 65 characters", skillFS("---\nname: " + name65 + "\ndescription: d\n---\n"), name65,
@@ -97,7 +122,7 @@ func TestValidate(t *testing.T) {
 			"compatibility of 501 characters", skillFS("---\nname: pdf\ndescription: d\ncompatibility: " + compat500 + "ü\n---\n"), "pdf",
 			[]string{"Compatibility exceeds 500 character limit (501 chars)"},
 		},
-		{"compatibility list", skillFS("---\nname: pdf\ndescription: d\ncompatibility: [a]\n---\n"), "pdf", []string{"Field 'compatibility' must be a string"}},
+		{"compatibility list", skillFS("---\nname: pdf\ndescription: d\ncompatibility:\n  - a\n---\n"), "pdf", []string{"Field 'compatibility' must be a string"}},
 		{
 			"every check, in the reference order", skillFS("---\ncompatibility: " + compat500 + "!\nname: -Bad_Name\nzeta: 1\ndescription: " + desc1024 + "!\nalpha: 2\n---\n"), "bad",
 			[]string{

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/spf13/cobra"
@@ -21,24 +22,30 @@ func newValidate(env *Env) *cobra.Command {
 		Long: "validate checks each PATH — a skill folder, a SKILL.md file, or a folder holding skills —\n" +
 			"against the Agent Skills specification, with the reference validator's messages and output:\n" +
 			"\"Valid skill: P\" on stdout, or \"Validation failed for P:\" and one \"  - message\" line per\n" +
-			"problem on stderr. The exit status is 1 when any skill fails.",
+			"problem on stderr. The exit status is 1 when any skill fails.\n\n" +
+			"Where skillkit's discovery (list, catalog, show, exec) would read a skill otherwise — skip it\n" +
+			"(a name outside the skill tool's ASCII rule, a lower-case skill.md), read past a byte-order\n" +
+			"mark, or read on past a \"---\" inside the front matter — \"FILE:LINE: warning: ...\" lines\n" +
+			"on stderr after the verdict say so.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			failed := false
 			for _, arg := range args {
 				for _, t := range validationTargets(arg) {
+					var notes []skill.Diagnostic
 					if len(t.errs) == 0 {
-						t.errs = validateDir(t.dir)
+						t.errs, notes = validateDir(t.dir)
 					}
 					if len(t.errs) == 0 {
 						fmt.Fprintf(env.Stdout, "Valid skill: %s\n", t.dir)
-						continue
+					} else {
+						failed = true
+						fmt.Fprintf(env.Stderr, "Validation failed for %s:\n", t.dir)
+						for _, e := range t.errs {
+							fmt.Fprintf(env.Stderr, "  - %s\n", e)
+						}
 					}
-					failed = true
-					fmt.Fprintf(env.Stderr, "Validation failed for %s:\n", t.dir)
-					for _, e := range t.errs {
-						fmt.Fprintf(env.Stderr, "  - %s\n", e)
-					}
+					printDiagnostics(env.Stderr, notes)
 				}
 			}
 			if failed {
@@ -49,21 +56,64 @@ func newValidate(env *Env) *cobra.Command {
 	}
 }
 
-// validateDir validates the skill folder dir. Its files are read through
+// validateDir validates the skill folder dir and returns the problems
+// (in the reference validator's words) and the notes on how discovery
+// reads the skill otherwise. Its files are read through
 // the file system of source.Dir, which opens beneath the folder without
 // following symbolic links and with O_NONBLOCK, so that a link or a FIFO
 // swapped in cannot redirect or hang the read. Links in the folder's own
 // path are followed, so a linked skill folder validates as before; a
 // SKILL.md that is itself a link is read where it leads when that is
 // inside the folder, as discovery reads it (see skillFileFS).
-func validateDir(dir string) []string {
-	src, err := source.Dir(dir, "", 0)
-	if err != nil {
-		// Gone or replaced since it was found: Validate words the error
-		// (a folder that no longer exists lacks its SKILL.md).
-		return skill.Validate(errFS{err}, dirNameOf(dir))
+func validateDir(dir string) ([]string, []skill.Diagnostic) {
+	var fsys fs.FS
+	if src, err := source.Dir(dir, "", 0); err != nil {
+		// Gone or replaced since it was found: the error is worded as a
+		// file that cannot be read (a folder that no longer exists lacks
+		// its SKILL.md).
+		fsys = errFS{err}
+	} else {
+		fsys = skillFileFS{src.FS}
 	}
-	return skill.Validate(skillFileFS{src.FS}, dirNameOf(dir))
+	name := skill.FileName
+	data, err := fs.ReadFile(fsys, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The reference validator also accepts a lower-case skill.md.
+		name = skill.LowerFileName
+		data, err = fs.ReadFile(fsys, name)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return []string{"Missing required file: SKILL.md"}, nil
+	case err != nil:
+		return []string{fmt.Sprintf("Cannot read SKILL.md: %v", err)}, nil
+	}
+	file := filepath.Join(dir, name)
+	dirName := dirNameOf(dir)
+	errs := skill.ValidateData(data, dirName)
+	notes := skill.ValidateNotes(data, file)
+	if len(errs) > 0 {
+		return errs, notes
+	}
+	// Valid: say what discovery makes of it, where that differs.
+	if name != skill.FileName {
+		return errs, append(notes, skill.Diagnostic{File: file, Severity: skill.Warning, Message: fmt.Sprintf(
+			"skillkit's discovery reads only %s and skips this skill: rename %s to %s", skill.FileName, name, skill.FileName)})
+	}
+	_, diags, err := skill.Parse(data, skill.ParseOptions{File: file, DirName: dirName})
+	for _, d := range diags {
+		if !slices.Contains(notes, d) {
+			notes = append(notes, d)
+		}
+	}
+	var le *skill.LoadError
+	if errors.As(err, &le) {
+		d := le.Diagnostic()
+		d.Severity = skill.Warning
+		d.Message = "skillkit's discovery skips this skill: " + d.Message
+		notes = append(notes, d)
+	}
+	return errs, notes
 }
 
 // skillFileFS reads the files of a skill folder's no-follow file system;
@@ -122,7 +172,7 @@ func validationTargets(arg string) []target {
 	}
 	if !info.IsDir() {
 		base := filepath.Base(p)
-		if base == skill.FileName || base == "skill.md" {
+		if base == skill.FileName || base == skill.LowerFileName {
 			return []target{{dir: filepath.Dir(p)}}
 		}
 		return []target{{dir: p, errs: []string{"Not a directory: " + p}}}
@@ -139,7 +189,7 @@ func validationTargets(arg string) []target {
 }
 
 func hasSkillFile(dir string) bool {
-	for _, n := range []string{skill.FileName, "skill.md"} {
+	for _, n := range []string{skill.FileName, skill.LowerFileName} {
 		if info, err := os.Stat(filepath.Join(dir, n)); err == nil && !info.IsDir() {
 			return true
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,84 +25,124 @@ type referenceCase struct {
 }
 
 // TestValidateReference runs validate on every case of the reference
-// validator's conformance data, from the parent folder as the reference
-// was run, and expects its exit status and messages: stdout and stderr
-// together are its output, and only the prefix of an "Invalid YAML in
-// frontmatter:" message is compared (the detail is its YAML library's).
-// Cases where the reference parsed the folder name as an option say
-// nothing about validation, and of a crash only the exit status is
-// compared. The cases skill.Validate does not yet agree on are listed,
-// with the reason, in referenceGaps; the others pin validate's output.
+// validator's conformance data (testdata/validate-reference.json, copied
+// from the project's conformance data, and
+// testdata/validate-reference-extra.json, more verdicts of the same
+// validator), from the parent folder as the reference was run, and
+// expects its exit status and messages: stdout and stderr together are
+// its output, and only the prefix of an "Invalid YAML in frontmatter:"
+// message is compared (the detail is its YAML library's). Where the
+// reference parsed the folder name as an option, and where it crashed,
+// only the exit status is compared.
+//
+// validate adds "FILE:LINE: warning:" notes after a verdict where
+// discovery reads the skill otherwise; they are no part of the
+// reference's output and are taken out before comparing. For the
+// conformance cases they are checked too: the cases in referenceNotes
+// get exactly those notes, every other case none.
 func TestValidateReference(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "validate-reference.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref struct{ Cases []referenceCase }
-	if err := json.Unmarshal(data, &ref); err != nil {
-		t.Fatal(err)
-	}
-	if len(ref.Cases) == 0 {
-		t.Fatal("no cases in testdata/validate-reference.json")
-	}
-	parent := t.TempDir()
-	t.Chdir(parent)
-	for i, c := range ref.Cases {
-		dir := c.Dir
-		if c.Codepoints != nil {
-			dir = fromCodepoints(t, c.Codepoints)
-		}
-		t.Run(strconv.Itoa(i)+"-"+c.Dir, func(t *testing.T) {
-			if c.Exit == 2 {
-				t.Skipf("the reference parsed %q as an option, not a path", c.Dir)
-			}
-			// Each case in its own folder: two cases share a name that
-			// differs only in normalization, which some file systems fold.
-			base := filepath.Join(parent, strconv.Itoa(i))
-			if err := os.MkdirAll(filepath.Join(base, dir), 0o755); err != nil {
+	for _, file := range []string{"validate-reference.json", "validate-reference-extra.json"} {
+		t.Run(file, func(t *testing.T) {
+			checkNotes := file == "validate-reference.json"
+			data, err := os.ReadFile(filepath.Join("testdata", file))
+			if err != nil {
 				t.Fatal(err)
 			}
-			for name, b64 := range c.Files {
-				content, err := base64.StdEncoding.DecodeString(b64)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(base, dir, name), content, 0o644); err != nil {
-					t.Fatal(err)
-				}
+			var ref struct{ Cases []referenceCase }
+			if err := json.Unmarshal(data, &ref); err != nil {
+				t.Fatal(err)
 			}
-			t.Chdir(base)
-			out, errOut, code := run(t, "validate", dir)
-			crashed := strings.HasPrefix(c.Stdout, "Traceback") // its exit status is all it said
-			got, want := referenceLines(out+errOut), referenceLines(c.Stdout)
-			same := code == c.Exit && (crashed || strings.Join(got, "\n") == strings.Join(want, "\n"))
-			if why, ok := referenceGaps[c.Dir]; ok {
-				if same {
-					t.Fatalf("now agrees with the reference: remove %q from referenceGaps", c.Dir)
-				}
-				t.Skipf("known gap: %s", why)
+			if len(ref.Cases) == 0 {
+				t.Fatalf("no cases in testdata/%s", file)
 			}
-			if !same {
-				t.Errorf("differs from the reference\nexit %d, reference %d\ngot:  %q\nwant: %q", code, c.Exit, got, want)
+			parent := t.TempDir()
+			for i, c := range ref.Cases {
+				dir := c.Dir
+				if c.Codepoints != nil {
+					dir = fromCodepoints(t, c.Codepoints)
+				}
+				t.Run(strconv.Itoa(i)+"-"+c.Dir, func(t *testing.T) {
+					// Each case in its own folder: two cases share a name that
+					// differs only in normalization, which some file systems fold.
+					base := filepath.Join(parent, strconv.Itoa(i))
+					if err := os.MkdirAll(filepath.Join(base, dir), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					for name, b64 := range c.Files {
+						content, err := base64.StdEncoding.DecodeString(b64)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if err := os.WriteFile(filepath.Join(base, dir, name), content, 0o644); err != nil {
+							t.Fatal(err)
+						}
+					}
+					t.Chdir(base)
+					out, errOut, code := run(t, "validate", dir)
+					if code != c.Exit {
+						t.Fatalf("exit %d, reference %d\nstdout %q\nstderr %q\nreference %q", code, c.Exit, out, errOut, c.Stdout)
+					}
+					if c.Exit == 2 || strings.HasPrefix(c.Stdout, "Traceback") {
+						return // the reference said nothing about the skill: its exit status is all
+					}
+					verdict, notes := splitNotes(dir, out+errOut)
+					got, want := referenceLines(verdict), referenceLines(c.Stdout)
+					if strings.Join(got, "\n") != strings.Join(want, "\n") {
+						t.Errorf("differs from the reference\ngot:  %q\nwant: %q", got, want)
+					}
+					if !checkNotes {
+						return
+					}
+					wantNotes := referenceNotes[c.Dir]
+					if len(notes) != len(wantNotes) {
+						t.Fatalf("notes %q, want %d containing %q", notes, len(wantNotes), wantNotes)
+					}
+					for i, w := range wantNotes {
+						if !strings.Contains(notes[i], w) {
+							t.Errorf("note %d %q does not contain %q", i, notes[i], w)
+						}
+					}
+				})
 			}
 		})
 	}
 }
 
-// referenceGaps are the cases where skill.Validate, as it stands, does
-// not agree with the reference validator, and why. A case listed here
-// that starts to agree fails the test, so the list stays true.
-var referenceGaps = map[string]string{
-	"anchor":         "the reference's YAML reader (strictyaml) refuses anchors and aliases; skill.Validate accepts them",
-	"bom":            "the reference does not skip a byte-order mark before the opening ---; skill.Validate does",
-	"caf\u00e9":      "the reference compares the name and the folder name NFKC-normalized; skill.Validate compares code points",
-	"cafe\u0301":     "the reference compares the name and the folder name NFKC-normalized; skill.Validate compares code points",
-	"foo":            "the reference NFKC-normalizes the name (fullwidth letters); skill.Validate does not",
-	"dashes-in-desc": "the reference ends the front matter at the first --- anywhere, even inside a value; skill.Validate at a --- line",
-	"metadata-flow":  "strictyaml refuses flow mappings and sequences; skill.Validate accepts them",
-	"null":           "strictyaml reads null as text; skill.Validate as YAML null",
-	"null-desc":      "strictyaml reads null as text; skill.Validate as YAML null",
-	"tilde-desc":     "strictyaml reads ~ as text; skill.Validate as YAML null",
+// referenceNotes are the notes validate adds to the conformance cases:
+// where discovery skips a skill the reference accepts, or reads it
+// otherwise.
+var referenceNotes = map[string][]string{
+	"bom":                 {"bom/SKILL.md:1: warning: SKILL.md starts with a UTF-8 byte-order mark: discovery reads past it, but skillkit validate and the Agent Skills reference validator reject the file"},
+	"cafe\u0301":          {`SKILL.md:2: warning: skillkit's discovery skips this skill: name "café" is valid in the Agent Skills spec, which allows lowercase letters of any script, but the skill tool accepts only ASCII names (^[a-z0-9]+(?:-[a-z0-9]+)*$`},
+	"caf\u00e9":           {`name "cafe\u0301" is read as its NFKC normalisation "caf\u00e9"`, `skillkit's discovery skips this skill: name "café" is valid in the Agent Skills spec`},
+	"dashes-in-desc":      {`dashes-in-desc/SKILL.md:2: warning: "---" inside the front matter: discovery reads on to the closing --- line, but skillkit validate and the Agent Skills reference validator end the front matter at the first "---" anywhere`},
+	"foo":                 {`foo/SKILL.md:2: warning: name "ｆｏｏ" is read as its NFKC normalisation "foo"`},
+	"lower-file":          {"lower-file/skill.md: warning: skillkit's discovery reads only SKILL.md and skips this skill: rename skill.md to SKILL.md"},
+	"metadata-types":      {`metadata-types/SKILL.md:8: warning: metadata entry "nested" is not a string value; ignored`},
+	"name-trailing-space": {"name-trailing-space/SKILL.md:2: warning: name has surrounding spaces; trimmed"},
+	"\u00e4rger":          {`skillkit's discovery skips this skill: name "ärger" is valid in the Agent Skills spec, which allows lowercase letters of any script, but the skill tool accepts only ASCII names (^[a-z0-9]+(?:-[a-z0-9]+)*$: a-z, 0-9 and single hyphens), so the skill is skipped; rename the skill and its folder ("arger", say)`},
+	"\ufb01x":             {`is read as its NFKC normalisation "fix"`},
+}
+
+// notePattern matches a note of validate about the skill in dir: a
+// "FILE:LINE: warning:" line naming its SKILL.md.
+func notePattern(dir string) *regexp.Regexp {
+	return regexp.MustCompile(`^` + regexp.QuoteMeta(dir) + `/(SKILL|skill)\.md(:\d+)?: warning: `)
+}
+
+// splitNotes takes validate's notes about the skill in dir out of its
+// output.
+func splitNotes(dir, out string) (verdict string, notes []string) {
+	re := notePattern(dir)
+	var keep []string
+	for _, l := range strings.SplitAfter(out, "\n") {
+		if re.MatchString(l) {
+			notes = append(notes, strings.TrimSuffix(l, "\n"))
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, ""), notes
 }
 
 // fromCodepoints spells a folder name given as "U+XXXX" code points.
@@ -244,5 +285,49 @@ func mustSymlink(t *testing.T, target, link string) {
 	t.Helper()
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestValidateNotes checks the notes validate adds after a verdict where
+// discovery reads the skill otherwise, one case per kind of note, and
+// that a skill both read alike gets none.
+func TestValidateNotes(t *testing.T) {
+	tests := []struct {
+		name, file, content string
+		wantOut             string // the verdict line on stdout, or "" for a failure
+		wantNotes           []string
+	}{
+		{"read alike", "SKILL.md", "---\nname: skill\ndescription: d\n---\nBody\n", "Valid skill: skill\n", nil},
+		{"lone lower-case skill.md", "skill.md", "---\nname: skill\ndescription: d\n---\n", "Valid skill: skill\n",
+			[]string{"skill/skill.md: warning: skillkit's discovery reads only SKILL.md and skips this skill: rename skill.md to SKILL.md"}},
+		{"--- after the name: the reference reads a shorter description", "SKILL.md", "---\nname: skill\ndescription: a --- b\n---\n", "Valid skill: skill\n",
+			[]string{`skill/SKILL.md:3: warning: "---" inside the front matter: discovery reads on to the closing --- line`}},
+		{"--- and no closing line: discovery skips it", "SKILL.md", "---\nname: skill\ndescription: a --- b\n", "Valid skill: skill\n",
+			[]string{"skill/SKILL.md:1: warning: skillkit's discovery skips this skill: SKILL.md frontmatter not properly closed with ---"}},
+		{"byte-order mark", "SKILL.md", "\xEF\xBB\xBF---\nname: skill\ndescription: d\n---\n", "",
+			[]string{"skill/SKILL.md:1: warning: SKILL.md starts with a UTF-8 byte-order mark"}},
+		{"nobody can invoke it: a discovery warning, shown for a valid skill only", "SKILL.md",
+			"---\nname: skill\ndescription: d\ndisable-model-invocation: true\nuser-invocable: false\n---\n", "", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			mustMkdir(t, filepath.Join(base, "skill"))
+			mustWrite(t, filepath.Join(base, "skill", tc.file), tc.content)
+			t.Chdir(base)
+			out, errOut, code := run(t, "validate", "skill")
+			if out != tc.wantOut || (code == 0) != (tc.wantOut != "") {
+				t.Fatalf("exit %d, stdout %q; want %q", code, out, tc.wantOut)
+			}
+			_, notes := splitNotes("skill", errOut)
+			if len(notes) != len(tc.wantNotes) {
+				t.Fatalf("notes %q, want %q", notes, tc.wantNotes)
+			}
+			for i, w := range tc.wantNotes {
+				if !strings.HasPrefix(notes[i], w) {
+					t.Errorf("note %q does not start with %q", notes[i], w)
+				}
+			}
+		})
 	}
 }
