@@ -14,6 +14,28 @@ import (
 const DefaultMinDescriptionLength = 64
 
 // Errors returned by Catalog.Fit.
+// BudgetError is the error of Fit for a budget below the smallest
+// catalog it can render; it wraps ErrBudgetTooSmall. Callers that took
+// the budget from a flag or setting word their own advice from Need.
+type BudgetError struct {
+	// MaxTokens is the budget asked for.
+	MaxTokens int
+	// Need is the tokens of the catalog with every skill left out and the
+	// note saying so: the smallest budget that fits.
+	Need int
+	// Encoding names the tokenizer that counted.
+	Encoding string
+}
+
+// Error implements error.
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("%v: Budget.MaxTokens is %d but the catalog with every skill left out and its note takes %d tokens (%s); raise the budget to at least %d",
+		ErrBudgetTooSmall, e.MaxTokens, e.Need, e.Encoding, e.Need)
+}
+
+// Unwrap returns ErrBudgetTooSmall.
+func (e *BudgetError) Unwrap() error { return ErrBudgetTooSmall }
+
 var (
 	// ErrBudgetTooSmall reports a token budget that cannot hold even the
 	// catalog frame with every skill left out and the note that says so.
@@ -122,8 +144,7 @@ func (c *Catalog) Fit(r Renderer, b Budget) (Fitted, error) {
 		return Fitted{}, err
 	}
 	if !ok {
-		return Fitted{}, fmt.Errorf("%w: Budget.MaxTokens is %d but the catalog with every skill left out and its note takes %d tokens (%s); raise the budget to at least %d",
-			ErrBudgetTooSmall, b.MaxTokens, best.Tokens, counter.Encoding(), best.Tokens)
+		return Fitted{}, &BudgetError{MaxTokens: b.MaxTokens, Need: best.Tokens, Encoding: counter.Encoding()}
 	}
 	// Search for the largest k that fits. Counting a large catalog is
 	// slow, so the search starts from an estimate (the frame's exact count

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/skillkit/skillkit/skill"
@@ -139,9 +140,11 @@ func Discover(ctx context.Context, src Source, opts Options) (*Result, error) {
 	// Each level's folders are probed in parallel; a folder that is not a
 	// skill is listed by the same worker, and its folders form the next
 	// level. Folders at the last level are probed but not listed.
+	var frontier []folder // folders at the depth limit that hold no skill
 	for l := 1; len(level) > 0; l++ {
 		found := make([]*Found, len(level))
 		kids := make([][]folder, len(level))
+		last := make([]bool, len(level))
 		d.each(len(level), func(i int, buf *[]byte) {
 			dir := level[i].path
 			f, ok, err := d.try(dir, level[i].link, buf)
@@ -154,16 +157,13 @@ func Discover(ctx context.Context, src Source, opts Options) (*Result, error) {
 			case ok:
 				found[i] = f
 				return
-			case l >= depth:
-				return
 			case level[i].link:
 				// A linked folder is followed only to a skill: searching
 				// through links could leave the root or loop forever.
-				if isDir, err := d.linkedFolder(dir); err != nil {
-					d.diag(skill.Diagnostic{File: src.DisplayPath(dir), Severity: skill.Warning, Message: fmt.Sprintf("broken symlink skipped: %v", unwrapPath(err))})
-				} else if isDir {
-					d.diag(skill.Diagnostic{File: src.DisplayPath(dir), Severity: skill.Warning, Message: "symlinked folder holds no SKILL.md; not searched (link skill folders themselves)"})
-				}
+				d.linkNotSearched(dir)
+				return
+			case l >= depth:
+				last[i] = true
 				return
 			}
 			sub, err := d.subdirs(dir)
@@ -175,9 +175,12 @@ func Discover(ctx context.Context, src Source, opts Options) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		for _, f := range found {
+		for i, f := range found {
 			if f != nil {
 				d.found = append(d.found, f)
+			}
+			if last[i] {
+				frontier = append(frontier, level[i])
 			}
 		}
 		level = nil
@@ -185,7 +188,134 @@ func Discover(ctx context.Context, src Source, opts Options) (*Result, error) {
 			level = append(level, k...)
 		}
 	}
+	if !d.passedOver(frontier, depth) && len(d.found) == 0 && !d.reported(skill.Error) {
+		d.diag(skill.Diagnostic{File: src.DisplayPath("."), Severity: skill.Warning, Message: fmt.Sprintf(
+			"no skills found: no folder down to %s holds a %s (a skill is a folder with a %s file)", levels(depth), skill.FileName, skill.FileName)})
+	}
 	return d.result(), nil
+}
+
+// Bounds of the search below the depth limit, which only counts skills
+// for the warning that says they were passed over.
+const (
+	deeperLevels  = 8
+	deeperFolders = 4096
+)
+
+// passedOver counts the skill folders below the depth limit, under the
+// folders of the last level searched, and warns once on the root when
+// there are any (reporting whether it did): a skill that is silently too
+// deep looks like a bug.
+// The count is bounded (deeperLevels more levels, deeperFolders folders);
+// links are not followed.
+func (d *discoverer) passedOver(frontier []folder, depth int) bool {
+	count, deepest, examined, bounded := 0, 0, 0, false
+	level := frontier
+	for l := depth + 1; len(level) > 0; l++ {
+		var next []folder
+		for _, f := range level {
+			sub, err := d.subdirs(f.path)
+			if err != nil {
+				continue
+			}
+			for _, s := range sub {
+				if s.link {
+					continue
+				}
+				if examined++; examined > deeperFolders || l > depth+deeperLevels {
+					bounded = true
+					break
+				}
+				if _, err := d.rd.stat(skillFile(s.path)); err == nil {
+					count, deepest = count+1, l
+					continue
+				}
+				next = append(next, s)
+			}
+			if bounded {
+				break
+			}
+		}
+		if bounded || d.ctx.Err() != nil {
+			break
+		}
+		level = next
+	}
+	if count == 0 {
+		return false
+	}
+	what := fmt.Sprintf("%d skill folders lie", count)
+	switch {
+	case bounded:
+		what = fmt.Sprintf("at least %d skill folders lie", count)
+	case count == 1:
+		what = "1 skill folder lies"
+	}
+	d.diag(skill.Diagnostic{File: d.src.DisplayPath("."), Severity: skill.Warning, Message: fmt.Sprintf(
+		"%s below the search depth of %s, not read (the deepest %d levels down); search %d levels deep to read them (skillkit: --depth %d), or give their folder as a root",
+		what, levels(depth), deepest, deepest, deepest)})
+	return true
+}
+
+// levels words a depth.
+func levels(n int) string {
+	if n == 1 {
+		return "1 level"
+	}
+	return fmt.Sprintf("%d levels", n)
+}
+
+// reported reports whether a diagnostic of severity sev was recorded.
+func (d *discoverer) reported(sev skill.Severity) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, x := range d.diags {
+		if x.Severity == sev {
+			return true
+		}
+	}
+	return false
+}
+
+// linkNotSearched says why the symbolic link dir, which holds no
+// SKILL.md, is not searched: it leads nowhere, it loops, it leads back to
+// a folder being searched, or it is a folder (discovery follows links
+// only to skill folders).
+func (d *discoverer) linkNotSearched(dir string) {
+	file := d.src.DisplayPath(dir)
+	isDir, err := d.linkedFolder(dir)
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		d.diag(skill.Diagnostic{File: file, Severity: skill.Warning, Message: "symlink loop: the link never reaches a folder (too many levels of symbolic links); skipped (fix or remove the link)"})
+	case err != nil:
+		d.diag(skill.Diagnostic{File: file, Severity: skill.Warning, Message: fmt.Sprintf("broken symlink skipped: %v", unwrapPath(err))})
+	case !isDir:
+	case d.loopsBack(dir) != "":
+		d.diag(skill.Diagnostic{File: file, Severity: skill.Warning, Message: fmt.Sprintf(
+			"symlink loop: the link leads back to %s, which is being searched already; not searched again", d.loopsBack(dir))})
+	default:
+		d.diag(skill.Diagnostic{File: file, Severity: skill.Warning, Message: "symlinked folder holds no SKILL.md; not searched (link skill folders themselves)"})
+	}
+}
+
+// loopsBack returns the display path of the folder above the link dir
+// (the root included) that the link leads to, or "".
+func (d *discoverer) loopsBack(dir string) string {
+	if d.host == nil {
+		return ""
+	}
+	id, err := d.host.identify(dir)
+	if err != nil {
+		return ""
+	}
+	for anc := path.Dir(dir); ; anc = path.Dir(anc) {
+		if st, err := d.rd.stat(anc); err == nil && st.id == id && id != (fileID{}) {
+			return d.src.DisplayPath(anc)
+		}
+		if anc == "." {
+			return ""
+		}
+	}
 }
 
 type discoverer struct {
@@ -322,6 +452,7 @@ func (d *discoverer) try(dir string, link bool, buf *[]byte) (*Found, bool, erro
 	var big errTooLarge
 	switch {
 	case errors.Is(err, errNoFile):
+		d.lowerCaseFile(rd, file, name)
 		return nil, false, nil
 	case errors.As(err, &big):
 		d.diag(skill.Diagnostic{File: display, Severity: skill.Error, Message: fmt.Sprintf(
@@ -350,6 +481,18 @@ func (d *discoverer) try(dir string, link bool, buf *[]byte) (*Found, bool, erro
 		Size: st.size, ModTime: st.mod, Hash: hash, name: name, id: st.id,
 		link: hostLink, dirID: dirID,
 	}, true, nil
+}
+
+// lowerCaseFile warns when the folder that lacks file (its SKILL.md, at
+// name in the source) holds a lower-case skill.md instead: the reference
+// validator accepts that spelling, so the author believes it a skill.
+func (d *discoverer) lowerCaseFile(rd reader, file, name string) {
+	lower := strings.TrimSuffix(file, skill.FileName) + skill.LowerFileName
+	if _, err := rd.stat(lower); err != nil {
+		return
+	}
+	d.diag(skill.Diagnostic{File: d.src.DisplayPath(strings.TrimSuffix(name, skill.FileName) + skill.LowerFileName), Line: 1, Severity: skill.Warning, Message: fmt.Sprintf(
+		"discovery reads only %s, so this folder is not a skill; rename %s to %s", skill.FileName, skill.LowerFileName, skill.FileName)})
 }
 
 // sameFolder reports whether the folder of prev is still the one it was

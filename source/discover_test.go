@@ -104,11 +104,16 @@ func TestDiscoverLayouts(t *testing.T) {
 		files    map[string]string
 		maxDepth int
 		want     []string
+		// warning is the one root warning expected, if any.
+		warning string
 	}{
-		{"nested to the default depth", deep, 0, []string{"s1", "x/s2", "x/y/s3", "x/y/z/s4"}},
-		{"MaxDepth 1", deep, 1, []string{"s1"}},
-		{"MaxDepth 5", deep, 5, []string{"s1", "x/s2", "x/y/s3", "x/y/z/s4", "x/y/z/w/s5"}},
-		{"MaxDepth 7", deep, 7, []string{"s1", "x/s2", "x/y/s3", "x/y/z/s4", "x/y/z/w/s5", "x/y/z/w/v/u/s7"}},
+		{"nested to the default depth", deep, 0, []string{"s1", "x/s2", "x/y/s3", "x/y/z/s4"},
+			"2 skill folders lie below the search depth of 4 levels, not read (the deepest 7 levels down); search 7 levels deep to read them (skillkit: --depth 7), or give their folder as a root"},
+		{"MaxDepth 1", deep, 1, []string{"s1"},
+			"5 skill folders lie below the search depth of 1 level, not read (the deepest 7 levels down); search 7 levels deep to read them (skillkit: --depth 7), or give their folder as a root"},
+		{"MaxDepth 5", deep, 5, []string{"s1", "x/s2", "x/y/s3", "x/y/z/s4", "x/y/z/w/s5"},
+			"1 skill folder lies below the search depth of 5 levels, not read (the deepest 7 levels down); search 7 levels deep to read them (skillkit: --depth 7), or give their folder as a root"},
+		{"MaxDepth 7", deep, 7, []string{"s1", "x/s2", "x/y/s3", "x/y/z/s4", "x/y/z/w/s5", "x/y/z/w/v/u/s7"}, ""},
 		{"skill folder not searched further", map[string]string{
 			"outer/SKILL.md":            skillMD("outer"),
 			"outer/inner/SKILL.md":      skillMD("inner"),
@@ -116,7 +121,7 @@ func TestDiscoverLayouts(t *testing.T) {
 			"other/SKILL.md":            skillMD("other"),
 			"group/member/SKILL.md":     skillMD("member"),
 			"group/member/sub/SKILL.md": skillMD("sub"),
-		}, 0, []string{"group/member", "other", "outer"}},
+		}, 0, []string{"group/member", "other", "outer"}, ""},
 		{"ignored folders never entered", map[string]string{
 			"node_modules/a/SKILL.md":     skillMD("a"),
 			".git/b/SKILL.md":             skillMD("b"),
@@ -127,12 +132,14 @@ func TestDiscoverLayouts(t *testing.T) {
 			"kept/SKILL.md":               skillMD("kept"),
 			".hidden-but-ok/ok/SKILL.md":  skillMD("ok"),
 			"SKILL.md.d/notes/readme.txt": "nothing",
-		}, 0, []string{".hidden-but-ok/ok", "kept"}},
+		}, 0, []string{".hidden-but-ok/ok", "kept"}, ""},
 		{"a folder named SKILL.md is not a skill", map[string]string{
 			"odd/SKILL.md/inner/SKILL.md": skillMD("inner"),
 			"fine/SKILL.md":               skillMD("fine"),
-		}, 0, []string{"fine", "odd/SKILL.md/inner"}},
-		{"empty root", map[string]string{"readme.txt": "hi"}, 0, nil},
+		}, 0, []string{"fine", "odd/SKILL.md/inner"}, ""},
+		{"empty root", map[string]string{"readme.txt": "hi"}, 0, nil,
+			"no skills found: no folder down to 4 levels holds a SKILL.md (a skill is a folder with a SKILL.md file)"},
+		{"lone lower-case skill.md", map[string]string{"a/skill.md": skillMD("a"), "b/SKILL.md": skillMD("b")}, 0, []string{"b"}, ""},
 	}
 	for _, rd := range readers {
 		for _, tc := range tests {
@@ -148,8 +155,19 @@ func TestDiscoverLayouts(t *testing.T) {
 				if got := dirs(res); !slices.Equal(got, tc.want) {
 					t.Errorf("found %q, want %q", got, tc.want)
 				}
+				var want []string
+				if tc.warning != "" {
+					want = append(want, root+": warning: "+tc.warning)
+				}
+				if tc.files["a/skill.md"] != "" {
+					want = append(want, filepath.Join(root, "a", "skill.md")+":1: warning: discovery reads only SKILL.md, so this folder is not a skill; rename skill.md to SKILL.md")
+				}
+				var got []string
 				for _, d := range res.Diagnostics {
-					t.Errorf("unexpected diagnostic: %s", d)
+					got = append(got, d.String())
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 				}
 				for _, f := range res.Skills {
 					if want := filepath.Join(root, filepath.FromSlash(f.Dir), "SKILL.md"); f.File != want {
@@ -568,9 +586,10 @@ func TestDiscoverPreviousDoesNotReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Only the root listing opens anything; the SKILL.md files are stat'ed
-	// (and the root is probed for a SKILL.md of its own).
-	if n := cfs.opens.Load(); n != 1 || res.Reused != 2 || cfs.stats.Load() != 3 {
-		t.Errorf("opens %d, stats %d, reused %d; want 1 open (the root listing), 3 stats, 2 reused", n, cfs.stats.Load(), res.Reused)
+	// (and the root is probed for a SKILL.md of its own, then for a
+	// lower-case skill.md).
+	if n := cfs.opens.Load(); n != 1 || res.Reused != 2 || cfs.stats.Load() != 4 {
+		t.Errorf("opens %d, stats %d, reused %d; want 1 open (the root listing), 4 stats, 2 reused", n, cfs.stats.Load(), res.Reused)
 	}
 }
 
@@ -765,5 +784,63 @@ func TestProjectRoot(t *testing.T) {
 		if got := ProjectRoot(filepath.Join(base, tc.cwd)); got != filepath.Join(base, tc.want) {
 			t.Errorf("ProjectRoot(%s) = %s, want %s", tc.cwd, got, tc.want)
 		}
+	}
+}
+
+// TestDiscoverLinkWarnings checks that a linked folder that is not
+// searched is reported for what it is: a loop back to a folder being
+// searched, a link that never resolves, a broken link, or a folder.
+func TestDiscoverLinkWarnings(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"g/readme.txt": "x", "s/SKILL.md": skillMD("s"), "plain/readme.txt": "x"})
+	for link, target := range map[string]string{
+		"self": ".", "g/back": "..", "loop": "loop", "broken": "nowhere", "other": "plain",
+	} {
+		if err := os.Symlink(target, filepath.Join(root, filepath.FromSlash(link))); err != nil {
+			t.Skipf("cannot make symbolic links here: %v", err)
+		}
+	}
+	src := dirSource(t, root, func(f fs.FS) fs.FS { return f })
+	res, err := Discover(context.Background(), src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dirs(res); !slices.Equal(got, []string{"s"}) {
+		t.Errorf("found %q, want the one skill", got)
+	}
+	p := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	want := []string{
+		p("broken") + ": warning: broken symlink skipped: no such file or directory",
+		p("g/back") + ": warning: symlink loop: the link leads back to " + root + ", which is being searched already; not searched again",
+		p("loop") + ": warning: symlink loop: the link never reaches a folder (too many levels of symbolic links); skipped (fix or remove the link)",
+		p("other") + ": warning: symlinked folder holds no SKILL.md; not searched (link skill folders themselves)",
+		p("self") + ": warning: symlink loop: the link leads back to " + root + ", which is being searched already; not searched again",
+	}
+	var got []string
+	for _, d := range res.Diagnostics {
+		got = append(got, d.String())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestDiscoverPassedOverIsBounded checks that counting the skills below
+// the depth limit stops at its bound and says "at least".
+func TestDiscoverPassedOverIsBounded(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{}
+	for i := range deeperFolders + 10 {
+		files[fmt.Sprintf("a/s%d/SKILL.md", i)] = skillMD(fmt.Sprintf("s%d", i))
+	}
+	writeTree(t, root, files)
+	src := dirSource(t, root, func(f fs.FS) fs.FS { return f })
+	src.MaxDepth = 1
+	res, err := Discover(context.Background(), src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Diagnostics) != 1 || !strings.Contains(res.Diagnostics[0].Message, fmt.Sprintf("at least %d skill folders lie below the search depth of 1 level", deeperFolders)) {
+		t.Errorf("diagnostics %v, want one that counts at least %d passed over", res.Diagnostics, deeperFolders)
 	}
 }

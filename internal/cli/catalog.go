@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -45,6 +46,10 @@ func newCatalog(env *Env) *cobra.Command {
 			if budget > 0 {
 				f, err := c.Fit(r, catalog.Budget{MaxTokens: budget})
 				if err != nil {
+					var be *catalog.BudgetError
+					if errors.As(err, &be) {
+						return fmt.Errorf("--budget-tokens %d is too small: the catalog with every skill left out and its note takes %d tokens (%s); pass --budget-tokens %d or more", budget, be.Need, be.Encoding, be.Need)
+					}
 					return fmt.Errorf("--budget-tokens %d: %w", budget, err)
 				}
 				text = f.Text
@@ -59,6 +64,7 @@ func newCatalog(env *Env) *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "reminder", "catalog format: reminder or list")
 	cmd.Flags().IntVar(&maxDesc, "max-description", catalog.DefaultDescriptionMaxLength, "cap on each description, in UTF-16 code units (at least 3)")
 	cmd.Flags().IntVar(&budget, "budget-tokens", 0, "fit the catalog within this many tokens (0: no budget)")
+	addDepthFlag(cmd, env)
 	return cmd
 }
 
@@ -85,7 +91,7 @@ func writeText(w io.Writer, text string) {
 }
 
 func newShow(env *Env) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "show NAME [ROOT...]",
 		Short: "Print exactly what the skill tool returns for NAME",
 		Long: "show prints the result the model gets from the skill tool for NAME: the skill's\n" +
@@ -104,4 +110,6 @@ func newShow(env *Env) *cobra.Command {
 			return nil
 		},
 	}
+	addDepthFlag(cmd, env)
+	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -35,6 +36,23 @@ type Env struct {
 	// other output is byte-exact. Nil means: w has an Fd method (as an
 	// *os.File has) and its descriptor is a terminal.
 	IsTerminal func(w io.Writer) bool
+
+	// depth is the --depth flag of the commands that search roots (every
+	// registration sets it to the default first).
+	depth int
+}
+
+// addDepthFlag gives cmd the --depth flag.
+func addDepthFlag(cmd *cobra.Command, env *Env) {
+	cmd.Flags().IntVar(&env.depth, "depth", source.DefaultMaxDepth, "search each ROOT this many folder levels deep for skills")
+}
+
+// searchDepth returns the --depth flag, checked.
+func (env *Env) searchDepth() (int, error) {
+	if env.depth <= 0 {
+		return 0, fmt.Errorf("--depth is %d; give a positive number of folder levels (the default is %d)", env.depth, source.DefaultMaxDepth)
+	}
+	return env.depth, nil
 }
 
 // isTerminal applies Env.IsTerminal or its default.
@@ -133,12 +151,27 @@ func (env *Env) defaultRoots() ([]source.Source, error) {
 	for _, w := range warnings {
 		fmt.Fprintf(env.Stderr, "skillkit: warning: %s\n", w)
 	}
+	if len(srcs) == 0 {
+		searched := "$SKILLKIT_PATH (unset)"
+		if v := env.Getenv("SKILLKIT_PATH"); v != "" {
+			searched = fmt.Sprintf("$SKILLKIT_PATH (%s)", v)
+		}
+		searched += ", " + filepath.Join(source.ProjectRoot(cwd), ".agents", "skills")
+		if home := env.Getenv("HOME"); home != "" {
+			searched += ", " + filepath.Join(home, ".agents", "skills")
+		}
+		fmt.Fprintf(env.Stderr, "skillkit: warning: no skill roots found: none of %s exists; give a ROOT argument or create one of these folders\n", searched)
+	}
 	return srcs, nil
 }
 
 // openRegistry builds a registry over the given roots (or the default
 // roots) and prints discovery diagnostics to stderr.
 func openRegistry(ctx context.Context, env *Env, roots []string) (*registry.Registry, error) {
+	depth, err := env.searchDepth()
+	if err != nil {
+		return nil, err
+	}
 	var sources []source.Source
 	if len(roots) == 0 {
 		srcs, err := env.defaultRoots()
@@ -153,6 +186,9 @@ func openRegistry(ctx context.Context, env *Env, roots []string) (*registry.Regi
 			return nil, fmt.Errorf("argument ROOT: %w", err)
 		}
 		sources = append(sources, src)
+	}
+	for i := range sources {
+		sources[i].MaxDepth = depth
 	}
 	reg, err := registry.New(ctx, sources, nil)
 	if err != nil {

@@ -76,7 +76,9 @@ func TestCatalogBadFlags(t *testing.T) {
 		{[]string{"catalog", "--format", "xml", examples}, `--format "xml"`},
 		{[]string{"catalog", "--max-description", "2", examples}, "--max-description is 2"},
 		{[]string{"catalog", "--budget-tokens", "-1", examples}, "--budget-tokens is -1"},
-		{[]string{"catalog", "--budget-tokens", "5", examples}, "--budget-tokens 5"},
+		{[]string{"catalog", "--budget-tokens", "5", examples}, "--budget-tokens 5 is too small: the catalog with every skill left out and its note takes 147 tokens (o200k_base); pass --budget-tokens 147 or more"},
+		{[]string{"list", "--depth", "0", examples}, "--depth is 0; give a positive number of folder levels (the default is 4)"},
+		{[]string{"validate", "--depth", "-1", examples}, "--depth is -1"},
 		{[]string{"list", filepath.Join(examples, "missing")}, "argument ROOT"},
 	} {
 		_, errOut, code := run(t, tc.args...)
@@ -223,7 +225,11 @@ func TestTokensJSON(t *testing.T) {
 			t.Errorf("docs not counted: %+v", s)
 		}
 	}
-	if sum != rep.Totals.FullInjection || rep.Totals.Catalog == 0 {
+	lines := 0
+	for _, s := range rep.Skills {
+		lines += s.CatalogTokens
+	}
+	if sum != rep.Totals.FullInjection || rep.Totals.Catalog <= lines || lines != rep.Totals.CatalogLines {
 		t.Errorf("totals: %+v (sum %d)", rep.Totals, sum)
 	}
 	if got := float64(rep.Totals.FullInjection) / float64(rep.Totals.Catalog); got != rep.Ratio {
@@ -243,5 +249,76 @@ func TestDefaultRootsFromSkillkitPath(t *testing.T) {
 		}})
 	if code != 0 || !strings.HasPrefix(out.String(), "Available skills:\n- api-style-guide") {
 		t.Fatalf("exit %d, out %q, err %q", code, out.String(), errb.String())
+	}
+}
+
+// TestTokensText checks that every figure of the text report says what it
+// counts: the column sums apart from the catalog as sent.
+func TestTokensText(t *testing.T) {
+	out, errOut, code := run(t, "tokens", examples)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	sum := false
+	for _, line := range strings.Split(out, "\n") {
+		sum = sum || strings.HasPrefix(strings.TrimSpace(line), "sum ")
+	}
+	if !sum {
+		t.Errorf("no sum row:\n%s", out)
+	}
+	for _, want := range []string{"tokens (o200k_base)\n", "SKILL  CATALOG LINE  BODY  DOCS",
+		"\ncatalog as sent (reminder format, lines and framing): ", "\nfull injection (every body and document up front): "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestNothingFoundIsSaid checks that every command that finds nothing
+// says so on stderr, and says how to find more.
+func TestNothingFoundIsSaid(t *testing.T) {
+	empty := t.TempDir()
+	deep := t.TempDir()
+	for _, d := range []string{"a/b/c/d/e/s1", "a/b/c/d/e/f/s2"} {
+		p := filepath.Join(deep, filepath.FromSlash(d))
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "SKILL.md"), []byte("---\nname: "+filepath.Base(d)+"\ndescription: d\n---\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lower := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(lower, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lower, "x", "skill.md"), []byte("---\nname: x\ndescription: d\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noRoots := "skillkit: warning: no skill roots found: none of $SKILLKIT_PATH (unset), "
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list"}, noRoots},
+		{[]string{"catalog"}, noRoots},
+		{[]string{"tokens"}, noRoots},
+		{[]string{"show", "foo"}, noRoots},
+		{[]string{"list", empty}, empty + ": warning: no skills found: no folder down to 4 levels holds a SKILL.md"},
+		{[]string{"catalog", empty}, empty + ": warning: no skills found"},
+		{[]string{"list", deep}, deep + ": warning: 2 skill folders lie below the search depth of 4 levels, not read (the deepest 7 levels down); search 7 levels deep to read them (skillkit: --depth 7)"},
+		{[]string{"list", "--depth", "6", deep}, deep + ": warning: 1 skill folder lies below the search depth of 6 levels"},
+		{[]string{"list", lower}, filepath.Join(lower, "x", "skill.md") + ":1: warning: discovery reads only SKILL.md, so this folder is not a skill; rename skill.md to SKILL.md"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, errOut, _ := run(t, tc.args...)
+			if !strings.Contains(errOut, tc.want) {
+				t.Errorf("stderr %q, want it to contain %q", errOut, tc.want)
+			}
+		})
+	}
+	out, errOut, code := run(t, "list", "--depth", "7", deep)
+	if code != 0 || strings.Count(out, "\n") != 3 || errOut != "" {
+		t.Errorf("--depth 7: exit %d, stdout %q, stderr %q; want both skills and no warning", code, out, errOut)
 	}
 }

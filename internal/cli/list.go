@@ -94,6 +94,7 @@ func newList(env *Env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
 	cmd.Flags().BoolVar(&all, "all", false, "also list shadowed skills")
+	addDepthFlag(cmd, env)
 	return cmd
 }
 

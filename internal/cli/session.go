@@ -54,6 +54,14 @@ func newSession(env *Env) *cobra.Command {
 			"request, with skills loaded by tool calls placed where the session's placement says.\n" +
 			"Every subcommand takes --store (default $XDG_STATE_HOME/skillkit/sessions.db, else\n" +
 			"~/.local/state/skillkit/sessions.db) and --agent (default \"default\").",
+		// The agent name is checked before a session is created or opened,
+		// so a bad --agent leaves no session behind.
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if err := conversation.CheckAgent(f.agent); err != nil {
+				return fmt.Errorf("--agent: %w", err)
+			}
+			return nil
+		},
 	}
 	cmd.PersistentFlags().StringVar(&f.store, "store", defaultStorePath(env), "session store file (SQLite)")
 	cmd.PersistentFlags().StringVar(&f.agent, "agent", "default", "agent name; each agent has its own loaded skills")

@@ -54,6 +54,7 @@ func TestSessionNewBadFlags(t *testing.T) {
 		{[]string{"new", "--max-loaded", "-1", examples}, "--max-loaded is -1; use 0 for no cap or a positive count"},
 		{[]string{"new", "--catalog-format", "xml", examples}, `--catalog-format: catalog format "xml" is not one of reminder, list`},
 		{[]string{"new", filepath.Join(t.TempDir(), "missing")}, "argument ROOT"},
+		{[]string{"new", "--agent", "a/b", examples}, `--agent: the agent name "a/b" has a '/'`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			out, errOut, code := sess(t, store, tc.args...)

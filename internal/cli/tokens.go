@@ -21,10 +21,13 @@ type tokenReport struct {
 	Encoding string     `json:"encoding"`
 	Skills   []tokenRow `json:"skills"`
 	Totals   struct {
-		// Catalog is the whole rendered catalog (reminder format).
+		// Catalog is the whole rendered catalog (reminder format), with
+		// the framing around its lines.
 		Catalog int `json:"catalog_tokens"`
-		Bodies  int `json:"body_tokens"`
-		Docs    int `json:"docs_tokens"`
+		// CatalogLines is the sum of the skills' catalog lines.
+		CatalogLines int `json:"catalog_line_tokens"`
+		Bodies       int `json:"body_tokens"`
+		Docs         int `json:"docs_tokens"`
 		// FullInjection is every body and every document.
 		FullInjection int `json:"full_injection_tokens"`
 	} `json:"totals"`
@@ -92,6 +95,7 @@ func newTokens(env *Env) *cobra.Command {
 					row.Docs++
 				}
 				rep.Skills = append(rep.Skills, row)
+				rep.Totals.CatalogLines += row.CatalogTokens
 				rep.Totals.Bodies += row.BodyTokens
 				rep.Totals.Docs += row.DocsTokens
 			}
@@ -103,21 +107,26 @@ func newTokens(env *Env) *cobra.Command {
 			if asJSON {
 				return printJSON(env.Stdout, rep)
 			}
+			fmt.Fprintf(env.Stdout, "tokens (%s)\n", rep.Encoding)
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "SKILL\tCATALOG\tBODY\tDOCS\t")
+			fmt.Fprintln(tw, "SKILL\tCATALOG LINE\tBODY\tDOCS\t")
 			for _, r := range rep.Skills {
 				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t\n", r.Name, r.CatalogTokens, r.BodyTokens, r.DocsTokens)
 			}
-			fmt.Fprintf(tw, "total\t%d\t%d\t%d\t\n", rep.Totals.Catalog, rep.Totals.Bodies, rep.Totals.Docs)
+			fmt.Fprintf(tw, "sum\t%d\t%d\t%d\t\n", rep.Totals.CatalogLines, rep.Totals.Bodies, rep.Totals.Docs)
 			if err := tw.Flush(); err != nil {
 				return err
 			}
+			fmt.Fprintf(env.Stdout, "\ncatalog as sent (reminder format, lines and framing): %d tokens\n", rep.Totals.Catalog)
+			fmt.Fprintf(env.Stdout, "full injection (every body and document up front): %d tokens", rep.Totals.FullInjection)
 			if rep.Totals.Catalog > 0 {
-				fmt.Fprintf(env.Stdout, "\nfull injection: %d tokens, %.1f× the catalog (%d tokens, %s)\n", rep.Totals.FullInjection, rep.Ratio, rep.Totals.Catalog, rep.Encoding)
+				fmt.Fprintf(env.Stdout, ", %.1f× the catalog as sent", rep.Ratio)
 			}
+			fmt.Fprintln(env.Stdout)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addDepthFlag(cmd, env)
 	return cmd
 }

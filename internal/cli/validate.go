@@ -16,7 +16,7 @@ import (
 )
 
 func newValidate(env *Env) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "validate PATH...",
 		Short: "Validate skills strictly against the Agent Skills specification",
 		Long: "validate checks each PATH — a skill folder, a SKILL.md file, or a folder holding skills —\n" +
@@ -29,9 +29,13 @@ func newValidate(env *Env) *cobra.Command {
 			"on stderr after the verdict say so.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			depth, err := env.searchDepth()
+			if err != nil {
+				return err
+			}
 			failed := false
 			for _, arg := range args {
-				for _, t := range validationTargets(arg) {
+				for _, t := range validationTargets(arg, depth) {
 					var notes []skill.Diagnostic
 					if len(t.errs) == 0 {
 						t.errs, notes = validateDir(t.dir)
@@ -54,6 +58,8 @@ func newValidate(env *Env) *cobra.Command {
 			return nil
 		},
 	}
+	addDepthFlag(cmd, env)
+	return cmd
 }
 
 // validateDir validates the skill folder dir and returns the problems
@@ -97,7 +103,7 @@ func validateDir(dir string) ([]string, []skill.Diagnostic) {
 	}
 	// Valid: say what discovery makes of it, where that differs.
 	if name != skill.FileName {
-		return errs, append(notes, skill.Diagnostic{File: file, Severity: skill.Warning, Message: fmt.Sprintf(
+		return errs, append(notes, skill.Diagnostic{File: file, Line: 1, Severity: skill.Warning, Message: fmt.Sprintf(
 			"skillkit's discovery reads only %s and skips this skill: rename %s to %s", skill.FileName, name, skill.FileName)})
 	}
 	_, diags, err := skill.Parse(data, skill.ParseOptions{File: file, DirName: dirName})
@@ -164,7 +170,7 @@ type target struct {
 // validationTargets resolves one PATH argument into the skill folders to
 // validate: the folder of a SKILL.md file, a skill folder, or every skill
 // folder under a root (to the discovery depth).
-func validationTargets(arg string) []target {
+func validationTargets(arg string, depth int) []target {
 	p := filepath.Clean(arg)
 	info, err := os.Stat(p)
 	if err != nil {
@@ -181,7 +187,7 @@ func validationTargets(arg string) []target {
 		return []target{{dir: p}}
 	}
 	var out []target
-	findSkillDirs(p, 0, &out)
+	findSkillDirs(p, depth, &out)
 	if len(out) == 0 {
 		return []target{{dir: p, errs: []string{"Missing required file: SKILL.md"}}}
 	}
@@ -198,9 +204,9 @@ func hasSkillFile(dir string) bool {
 }
 
 // findSkillDirs collects folders holding a SKILL.md below dir, not
-// searching inside skill folders, to the discovery depth.
+// searching inside skill folders, down to depth levels.
 func findSkillDirs(dir string, depth int, out *[]target) {
-	if depth >= source.DefaultMaxDepth {
+	if depth <= 0 {
 		return
 	}
 	entries, err := os.ReadDir(dir)
@@ -229,7 +235,7 @@ func findSkillDirs(dir string, depth int, out *[]target) {
 		if link {
 			continue // as in discovery: a linked folder is followed only to a skill
 		}
-		findSkillDirs(sub, depth+1, out)
+		findSkillDirs(sub, depth-1, out)
 	}
 }
 

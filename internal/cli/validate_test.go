@@ -117,7 +117,7 @@ var referenceNotes = map[string][]string{
 	"caf\u00e9":           {`name "cafe\u0301" is read as its NFKC normalisation "caf\u00e9"`, `skillkit's discovery skips this skill: name "café" is valid in the Agent Skills spec`},
 	"dashes-in-desc":      {`dashes-in-desc/SKILL.md:2: warning: "---" inside the front matter: discovery reads on to the closing --- line, but skillkit validate and the Agent Skills reference validator end the front matter at the first "---" anywhere`},
 	"foo":                 {`foo/SKILL.md:2: warning: name "ｆｏｏ" is read as its NFKC normalisation "foo"`},
-	"lower-file":          {"lower-file/skill.md: warning: skillkit's discovery reads only SKILL.md and skips this skill: rename skill.md to SKILL.md"},
+	"lower-file":          {"lower-file/skill.md:1: warning: skillkit's discovery reads only SKILL.md and skips this skill: rename skill.md to SKILL.md"},
 	"metadata-types":      {`metadata-types/SKILL.md:8: warning: metadata entry "nested" is not a string value; ignored`},
 	"name-trailing-space": {"name-trailing-space/SKILL.md:2: warning: name has surrounding spaces; trimmed"},
 	"\u00e4rger":          {`skillkit's discovery skips this skill: name "ärger" is valid in the Agent Skills spec, which allows lowercase letters of any script, but the skill tool accepts only ASCII names (^[a-z0-9]+(?:-[a-z0-9]+)*$: a-z, 0-9 and single hyphens), so the skill is skipped; rename the skill and its folder ("arger", say)`},
@@ -299,7 +299,7 @@ func TestValidateNotes(t *testing.T) {
 	}{
 		{"read alike", "SKILL.md", "---\nname: skill\ndescription: d\n---\nBody\n", "Valid skill: skill\n", nil},
 		{"lone lower-case skill.md", "skill.md", "---\nname: skill\ndescription: d\n---\n", "Valid skill: skill\n",
-			[]string{"skill/skill.md: warning: skillkit's discovery reads only SKILL.md and skips this skill: rename skill.md to SKILL.md"}},
+			[]string{"skill/skill.md:1: warning: skillkit's discovery reads only SKILL.md and skips this skill: rename skill.md to SKILL.md"}},
 		{"--- after the name: the reference reads a shorter description", "SKILL.md", "---\nname: skill\ndescription: a --- b\n---\n", "Valid skill: skill\n",
 			[]string{`skill/SKILL.md:3: warning: "---" inside the front matter: discovery reads on to the closing --- line`}},
 		{"--- and no closing line: discovery skips it", "SKILL.md", "---\nname: skill\ndescription: a --- b\n", "Valid skill: skill\n",
