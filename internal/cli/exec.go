@@ -106,6 +106,7 @@ func newExec(env *Env) *cobra.Command {
 			return runExec(cmd.Context(), env, f, args[:dash], args[dash:])
 		},
 	}
+	addDepthFlag(cmd, env)
 	fl := cmd.Flags()
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
 	fl.StringArrayVar(&f.skills, "skill", nil, "stage this skill into skills/NAME (repeatable)")
