@@ -14,7 +14,8 @@
 //	    inputs -> ../../work/inputs
 //	  skills/.stage-*  a copy being staged (renamed into place when complete)
 //	  work/            scratch space shared by the session's commands
-//	  work/inputs/     copies of host inputs (CopyInput)
+//	  work/inputs/     copies of host inputs (CopyInput, CopyInputFiles)
+//	  work/inputs/.copy-*  inputs being copied (renamed into place when complete)
 //	  out/             files meant for the caller (Collect)
 //	  runs/<run-id>/   one fresh directory per command (RUN_DIR)
 //
@@ -62,7 +63,8 @@
 // by the directory when the workspace is opened or locked.
 //
 // Host files are opened without following symbolic links: by CopyInput
-// always, and by Stage when src is a skill's file system from a registry
+// always (CopyInputFiles takes files the caller opened, and checks with
+// fstat that each is a regular file), and by Stage when src is a skill's file system from a registry
 // snapshot or source.Dir, as in the quickstart, which opens beneath the
 // skill folder without following links and without blocking on a FIFO.
 // Stage checks every file it opens against its listing whatever src is,

@@ -87,17 +87,9 @@ func (w *Workspace) CopyInput(ctx context.Context, hostPath, dest string) (*Inpu
 	if err != nil {
 		return nil, fmt.Errorf("%w: input %s: %w", ErrNotAllowed, hostPath, err)
 	}
-	root, err := w.openRoot()
+	ir, err := w.openInputsRoot()
 	if err != nil {
 		return nil, err
-	}
-	defer root.Close()
-	if err := root.MkdirAll(inputsRel, 0o755); err != nil {
-		return nil, fmt.Errorf("workspace %s: %w", w.id, err)
-	}
-	ir, err := root.OpenRoot(inputsRel)
-	if err != nil {
-		return nil, fmt.Errorf("workspace %s: %w", w.id, err)
 	}
 	defer ir.Close()
 	if err := ir.RemoveAll(dest); err != nil {
@@ -117,6 +109,24 @@ func (w *Workspace) CopyInput(ctx context.Context, hostPath, dest string) (*Inpu
 		return nil, fmt.Errorf("workspace %s: copy input %s: %w", w.id, hostPath, err)
 	}
 	return c.res, nil
+}
+
+// openInputsRoot opens work/inputs as an os.Root, creating it when a
+// command removed it.
+func (w *Workspace) openInputsRoot() (*os.Root, error) {
+	root, err := w.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if err := root.MkdirAll(inputsRel, 0o755); err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", w.id, err)
+	}
+	ir, err := root.OpenRoot(inputsRel)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", w.id, err)
+	}
+	return ir, nil
 }
 
 // allowedInput finds the input root holding hostPath and returns it with

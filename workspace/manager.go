@@ -77,7 +77,8 @@ type Options struct {
 	// and their total size). Defaults DefaultMaxSkillFiles, DefaultMaxSkillBytes.
 	MaxSkillFiles int
 	MaxSkillBytes int64
-	// MaxInputFiles and MaxInputBytes bound one CopyInput call. Defaults
+	// MaxInputFiles and MaxInputBytes bound one CopyInput call; for
+	// CopyInputFiles, the files of one call and the size of each. Defaults
 	// DefaultMaxInputFiles, DefaultMaxInputBytes.
 	MaxInputFiles int
 	MaxInputBytes int64

@@ -58,12 +58,17 @@ type execFlags struct {
 	// explicit opt-ins for hosts that lack a bound.
 	unboundedDisk  bool
 	allowDowngrade bool
+	// inputs are the --input arguments, PATH[=DEST]; inputLimit bounds
+	// each file and stdinLimit the stdin forwarded (0: none is read).
+	inputs     []string
+	inputLimit byteSize
+	stdinLimit byteSize
 }
 
 func newExec(env *Env) *cobra.Command {
-	var f execFlags
+	f := execFlags{inputLimit: execInputLimit, stdinLimit: execStdinLimit}
 	cmd := &cobra.Command{
-		Use:   "exec [--json] [--skill NAME]... [--output GLOB]... [--workspace DIR] [--cwd DIR] [--timeout D] [--network] [--local] [--unbounded-disk] [--allow-downgrade] [ROOT...] -- COMMAND [ARG...]",
+		Use:   "exec [--json] [--skill NAME]... [--input PATH[=DEST]]... [--output GLOB]... [--workspace DIR] [--cwd DIR] [--timeout D] [--input-limit SIZE] [--stdin-limit SIZE] [--network] [--local] [--unbounded-disk] [--allow-downgrade] [ROOT...] -- COMMAND [ARG...]",
 		Short: "Run one command in a sandboxed workspace with skills staged",
 		Long: "exec runs COMMAND in a workspace: a fresh temporary one (removed afterwards) or DIR from\n" +
 			"--workspace (kept, never swept; created when missing; an existing DIR must be empty or one\n" +
@@ -74,6 +79,17 @@ func newExec(env *Env) *cobra.Command {
 			"skills/NAME when exactly one --skill is given, else the workspace. WORKSPACE_DIR, SKILLS_DIR,\n" +
 			"WORK_DIR, OUTPUT_DIR and RUN_DIR are set, and SKILL_NAME=NAME when the working directory\n" +
 			"is inside skills/NAME of a staged skill.\n\n" +
+			"Each --input PATH[=DEST] copies the host file PATH into work/inputs/DEST before the command\n" +
+			"runs: the command finds it at $WORK_DIR/inputs/DEST, or inputs/DEST from skills/NAME. DEST\n" +
+			"defaults to PATH's file name; it is a relative path without '..', one per --input. The last\n" +
+			"'=' starts DEST, so a PATH holding '=' needs an explicit DEST. PATH must be a regular file\n" +
+			"(not a directory, FIFO or device) of at most --input-limit (default " + (&f.inputLimit).String() + ", suffixes KiB,\n" +
+			"MiB, GiB), and a symbolic link as its last element is refused, not followed. Any error stops\n" +
+			"exec before the command runs, with no input copied.\n\n" +
+			"When skillkit's stdin is not a terminal, it is read to its end before the command starts and\n" +
+			"given to the command as its stdin: at most --stdin-limit (default " + (&f.stdinLimit).String() + "), more is an error;\n" +
+			"--stdin-limit 0 leaves it unread (for a pipe that is never closed). On a terminal the command\n" +
+			"gets an empty stdin.\n\n" +
 			"The command runs in the isolated sandbox: a private root holding only the workspace (at\n" +
 			sandbox.WorkspaceDir + "), read-only system directories and private /tmp and /dev/shm; no network unless\n" +
 			"--network; as an unprivileged user with no capability; seccomp; no inherited descriptors; a\n" +
@@ -110,6 +126,9 @@ func newExec(env *Env) *cobra.Command {
 	fl := cmd.Flags()
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
 	fl.StringArrayVar(&f.skills, "skill", nil, "stage this skill into skills/NAME (repeatable)")
+	fl.StringArrayVar(&f.inputs, "input", nil, "copy the host file PATH to work/inputs/DEST, PATH[=DEST] (DEST: PATH's file name by default; repeatable)")
+	fl.Var(&f.inputLimit, "input-limit", "largest --input file, in bytes or with KiB, MiB, GiB")
+	fl.Var(&f.stdinLimit, "stdin-limit", "most stdin forwarded to the command when stdin is not a terminal (0: leave stdin unread)")
 	fl.StringArrayVar(&f.outputs, "output", nil, "collect files matching this glob, relative to the workspace (repeatable)")
 	fl.StringVar(&f.workspace, "workspace", "", "use (and keep) this workspace directory instead of a temporary one")
 	fl.StringVar(&f.cwd, "cwd", "", "working directory relative to the workspace (default: skills/NAME for one --skill)")
@@ -129,13 +148,24 @@ func runExec(ctx context.Context, env *Env, f execFlags, roots, argv []string) e
 	case f.timeout > execMaxTimeout:
 		return fmt.Errorf("exec: --timeout %v is longer than the maximum %v; pass at most %v", f.timeout, execMaxTimeout, execMaxTimeout)
 	}
+	if f.inputLimit <= 0 {
+		return fmt.Errorf("exec: --input-limit is %d; pass a positive size such as 256MiB", f.inputLimit)
+	}
 	if err := checkExecPaths(f); err != nil {
+		return err
+	}
+	inputs, err := parseInputs(env, f.inputs)
+	if err != nil {
 		return err
 	}
 	if err := lookCommand(argv[0]); err != nil {
 		fmt.Fprintf(env.Stderr, "skillkit exec: %v\n", err)
 		return exitError{execNotFoundStatus}
 	}
+	if err := openInputs(inputs, int64(f.inputLimit)); err != nil {
+		return err
+	}
+	defer closeInputs(inputs)
 	dir := f.cwd
 	if dir == "" && len(f.skills) == 1 {
 		dir = "skills/" + f.skills[0] // SKILL_NAME is set there
@@ -158,14 +188,29 @@ func runExec(ctx context.Context, env *Env, f execFlags, roots, argv []string) e
 	if err != nil {
 		return err
 	}
-	ws, cleanup, err := execWorkspace(ctx, env, f.workspace)
+	stdin, err := readStdin(ctx, env, int64(f.stdinLimit))
+	if err != nil {
+		return err
+	}
+	ws, cleanup, err := execWorkspace(ctx, env, f.workspace, int64(f.inputLimit))
 	if err != nil {
 		return err
 	}
 	defer cleanup()
+	copied, err := copyInputs(ctx, ws, inputs)
+	if err != nil {
+		return err
+	}
+	if !f.asJSON {
+		seen := sandbox.WorkspacePath(runner, ws.Dir())
+		for _, in := range copied {
+			fmt.Fprintf(env.Stderr, "skillkit exec: input %s/%s (%d bytes)\n", seen, in.Path, in.Bytes)
+		}
+	}
 	res, err := ex.Exec(ctx, ws, snap, tools.ExecRequest{
 		Args:        argv,
 		Dir:         dir,
+		Stdin:       stdin,
 		Timeout:     f.timeout,
 		OutputFiles: f.outputs,
 		Skills:      f.skills,
@@ -290,11 +335,11 @@ func mib(n int64) string {
 // user's: nothing may be written there but dir itself, and nothing there
 // may be removed. So the records go to a metadata root in the user cache
 // directory, keyed by the parent's path, and sweeping is off.
-func execWorkspace(ctx context.Context, env *Env, dir string) (*workspace.Workspace, func(), error) {
+func execWorkspace(ctx context.Context, env *Env, dir string, inputLimit int64) (*workspace.Workspace, func(), error) {
 	if dir == "" {
 		// In memory: it ends with this command. A root left by a killed
 		// skillkit is swept by the next one.
-		m, err := workspace.NewTemp(ctx, &workspace.Options{InMemoryVolumes: true})
+		m, err := workspace.NewTemp(ctx, &workspace.Options{InMemoryVolumes: true, MaxInputBytes: inputLimit})
 		if err != nil {
 			return nil, nil, fmt.Errorf("exec: temporary workspace: %w", err)
 		}
@@ -310,10 +355,7 @@ func execWorkspace(ctx context.Context, env *Env, dir string) (*workspace.Worksp
 		}
 		return ws, cleanup, nil
 	}
-	if !filepath.IsAbs(dir) && env.Cwd != "" {
-		dir = filepath.Join(env.Cwd, dir)
-	}
-	abs, err := filepath.Abs(dir)
+	abs, err := filepath.Abs(hostPath(env, dir))
 	if err != nil {
 		return nil, nil, fmt.Errorf("exec: --workspace %q: %w", dir, err)
 	}
@@ -324,9 +366,10 @@ func execWorkspace(ctx context.Context, env *Env, dir string) (*workspace.Worksp
 	}
 	sum := sha256.Sum256([]byte(parent))
 	m, err := workspace.New(&workspace.Options{
-		Root:     parent,
-		MetaRoot: filepath.Join(cache, "skillkit", "workspace-meta", hex.EncodeToString(sum[:])),
-		NoSweep:  true,
+		Root:          parent,
+		MetaRoot:      filepath.Join(cache, "skillkit", "workspace-meta", hex.EncodeToString(sum[:])),
+		NoSweep:       true,
+		MaxInputBytes: inputLimit,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("exec: --workspace %q: %w", dir, err)
