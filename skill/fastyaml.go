@@ -7,6 +7,11 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// fastMaxKeys is the most top-level keys the fast path reads: its
+// duplicate check is quadratic, and a hostile header of 100,000 keys took
+// minutes through it.
+const fastMaxKeys = 32
+
 // fastFrontmatter parses the common shape of a SKILL.md header — flat
 // "key: value" lines with plain, single- or double-quoted scalars that need
 // no escapes — without the general YAML machinery, which costs far more
@@ -50,6 +55,11 @@ func fastFrontmatter(src string) (*yaml.Node, bool) {
 			}
 		}
 		if key[0] == '-' || len(key) > 128 {
+			return nil, false
+		}
+		// Headers are a handful of keys; past that the full parser, whose
+		// duplicate check is not quadratic, reads the document.
+		if len(root.Content) >= 2*fastMaxKeys {
 			return nil, false
 		}
 		for i := 0; i < len(root.Content); i += 2 {

@@ -1,7 +1,9 @@
 package skill
 
 import (
+	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -75,4 +77,30 @@ func FuzzValidNameRE(f *testing.F) {
 			t.Fatalf("ValidName(%q) = %v, regexp says %v", s, got, want)
 		}
 	})
+}
+
+// TestFastPathKeyBound checks that the fast path reads up to fastMaxKeys
+// keys and leaves longer headers to the full parser, which reads them the
+// same way.
+func TestFastPathKeyBound(t *testing.T) {
+	for _, n := range []int{fastMaxKeys, fastMaxKeys + 1, 100000} {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "k%d: v\n", i)
+		}
+		_, ok := fastFrontmatter(b.String())
+		if want := n <= fastMaxKeys; ok != want {
+			t.Errorf("%d keys: fast path ok = %v, want %v", n, ok, want)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("---\nname: many\ndescription: d\n")
+	for i := range 100000 {
+		fmt.Fprintf(&b, "k%d: v\n", i)
+	}
+	b.WriteString("---\nbody\n")
+	doc, _, err := Parse([]byte(b.String()), ParseOptions{File: "many/SKILL.md", DirName: "many"})
+	if err != nil || doc.Frontmatter.Name != "many" {
+		t.Fatalf("Parse of 100,000 keys: %v", err)
+	}
 }

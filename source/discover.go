@@ -241,11 +241,19 @@ func (d *discoverer) passedOver(frontier []folder, depth int) bool {
 		}
 		level = next
 	}
-	if count == 0 {
+	switch {
+	case count == 0 && !bounded:
 		return false
+	case count == 0:
+		d.diag(skill.Diagnostic{File: d.src.DisplayPath("."), Severity: skill.Warning, Message: fmt.Sprintf(
+			"no skills found down to %s; below that the folders were searched only until %d folders or %d more levels, without finding a skill; search deeper (skillkit: --depth N) or give a deeper folder as a root",
+			levels(depth), deeperFolders, deeperLevels)})
+		return true
 	}
 	what := fmt.Sprintf("%d skill folders lie", count)
 	switch {
+	case bounded && count == 1:
+		what = "at least 1 skill folder lies"
 	case bounded:
 		what = fmt.Sprintf("at least %d skill folders lie", count)
 	case count == 1:

@@ -844,3 +844,25 @@ func TestDiscoverPassedOverIsBounded(t *testing.T) {
 		t.Errorf("diagnostics %v, want one that counts at least %d passed over", res.Diagnostics, deeperFolders)
 	}
 }
+
+// TestDiscoverPassedOverBoundWithoutSkill checks the warning when the
+// bounded search below the depth finds no skill before its bound: it says
+// the search stopped, not that there are no skills.
+func TestDiscoverPassedOverBoundWithoutSkill(t *testing.T) {
+	root := t.TempDir()
+	for i := range deeperFolders + 10 {
+		if err := os.MkdirAll(filepath.Join(root, "a", fmt.Sprintf("%05d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeTree(t, root, map[string]string{fmt.Sprintf("a/%05d/s/SKILL.md", deeperFolders+5): skillMD("s")})
+	src := dirSource(t, root, func(f fs.FS) fs.FS { return f })
+	src.MaxDepth = 1
+	res, err := Discover(context.Background(), src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Diagnostics) != 1 || !strings.Contains(res.Diagnostics[0].Message, fmt.Sprintf("searched only until %d folders", deeperFolders)) {
+		t.Errorf("diagnostics %v, want one saying the search below the depth stopped", res.Diagnostics)
+	}
+}

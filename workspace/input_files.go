@@ -28,27 +28,40 @@ type InputFile struct {
 
 // CheckInputDest checks that dest can name a copied input inside
 // work/inputs and returns it cleaned: a non-empty relative slash path with
-// no ".." element, no backslash or NUL, not ending in '/' and not
-// work/inputs itself. Errors wrap ErrEscape and say what to pass instead.
+// no ".." element, no backslash or NUL, not ending in '/', not
+// work/inputs itself, with names of at most 255 bytes and at most 1024
+// bytes in all. Errors wrap ErrEscape (an absolute path, "..") or
+// ErrInvalidName (the rest) and say what to pass instead.
 func CheckInputDest(dest string) (string, error) {
-	bad := func(why string) (string, error) {
-		return "", fmt.Errorf("%w: input destination %q %s", ErrEscape, dest, why)
+	const (
+		maxNameBytes = 255  // NAME_MAX of Linux file systems
+		maxInputDest = 1024 // far below PATH_MAX once under the workspace
+	)
+	bad := func(kind error, why string) (string, error) {
+		return "", fmt.Errorf("%w: input destination %q %s", kind, dest, why)
 	}
 	switch {
 	case dest == "":
-		return bad("is empty; name a file such as data.csv")
+		return bad(ErrInvalidName, "is empty; name a file such as data.csv")
 	case strings.ContainsRune(dest, 0) || strings.Contains(dest, `\`):
-		return bad("contains a NUL or backslash; use '/' between folders, e.g. dir/data.csv")
+		return bad(ErrInvalidName, "contains a NUL or backslash; use '/' between folders, e.g. dir/data.csv")
 	case path.IsAbs(dest):
-		return bad("is absolute; pass a path relative to work/inputs, e.g. data.csv")
+		return bad(ErrEscape, "is absolute; pass a path relative to work/inputs, e.g. data.csv")
 	case slices.Contains(strings.Split(dest, "/"), ".."):
-		return bad("contains \"..\"; pass a path inside work/inputs, e.g. data.csv")
+		return bad(ErrEscape, "contains \"..\"; pass a path inside work/inputs, e.g. data.csv")
 	case strings.HasSuffix(dest, "/"):
-		return bad("ends with '/'; name the file itself, e.g. dir/data.csv")
+		return bad(ErrInvalidName, "ends with '/'; name the file itself, e.g. dir/data.csv")
+	case len(dest) > maxInputDest:
+		return bad(ErrInvalidName, fmt.Sprintf("is %d bytes; use at most %d", len(dest), maxInputDest))
+	}
+	for _, el := range strings.Split(dest, "/") {
+		if len(el) > maxNameBytes {
+			return bad(ErrInvalidName, fmt.Sprintf("has a name of %d bytes; file systems allow at most %d per file or folder name", len(el), maxNameBytes))
+		}
 	}
 	clean := path.Clean(dest)
 	if clean == "." {
-		return bad("names work/inputs itself; name a file inside it, e.g. data.csv")
+		return bad(ErrInvalidName, "names work/inputs itself; name a file inside it, e.g. data.csv")
 	}
 	return localPath("input destination", clean)
 }
@@ -90,7 +103,8 @@ func InputDestConflict(dests []string) (outer, inner int, ok bool) {
 // The copies are written to a temporary folder inside work/inputs and
 // renamed into place only once every one is complete, so an error while
 // copying (a limit, a full disk, a changed file, ctx ending) leaves
-// work/inputs as it was, but for the folders made for the Dests. Hold
+// work/inputs as it was, but for the folders made for the Dests; what a
+// Dest held before is moved aside and put back if a later rename fails. Hold
 // Lock so that no command runs while the inputs are replaced.
 func (w *Workspace) CopyInputFiles(ctx context.Context, files []InputFile) ([]InputResult, error) {
 	if len(files) > w.m.maxInputFiles {
@@ -146,15 +160,40 @@ func (w *Workspace) CopyInputFiles(ctx context.Context, files []InputFile) ([]In
 		}
 		res[i].Bytes = n
 	}
-	for i, d := range dests {
-		if info, err := ir.Lstat(d); err == nil && info.IsDir() {
-			if err := ir.RemoveAll(d); err != nil {
-				return nil, fmt.Errorf("workspace %s: replace input %s: %w", w.id, d, err)
+	// What a destination held before is moved aside into tmp (and removed
+	// with it) rather than deleted, so a rename that fails can be undone
+	// and the call changes all inputs or none.
+	type placed struct {
+		dest, old string
+		had       bool
+	}
+	var done []placed
+	undo := func() {
+		for j := len(done) - 1; j >= 0; j-- {
+			p := done[j]
+			_ = ir.Remove(p.dest)
+			if p.had {
+				_ = ir.Rename(p.old, p.dest)
 			}
 		}
-		if err := ir.Rename(tmp+"/"+strconv.Itoa(i), d); err != nil {
-			return nil, fmt.Errorf("workspace %s: input %s: %w (the inputs before it are in place)", w.id, d, err)
+	}
+	for i, d := range dests {
+		p := placed{dest: d, old: tmp + "/old-" + strconv.Itoa(i)}
+		if _, err := ir.Lstat(d); err == nil {
+			if err := ir.Rename(d, p.old); err != nil {
+				undo()
+				return nil, fmt.Errorf("workspace %s: replace input %s: %w (no input was changed)", w.id, d, err)
+			}
+			p.had = true
 		}
+		if err := ir.Rename(tmp+"/"+strconv.Itoa(i), d); err != nil {
+			if p.had {
+				_ = ir.Rename(p.old, d)
+			}
+			undo()
+			return nil, fmt.Errorf("workspace %s: input %s: %w (no input was changed)", w.id, d, err)
+		}
+		done = append(done, p)
 	}
 	return res, nil
 }

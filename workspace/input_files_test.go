@@ -32,13 +32,18 @@ func TestCheckInputDest(t *testing.T) {
 		{dest: "dir/", why: "ends with '/'"},
 		{dest: ".", why: "names work/inputs itself"},
 		{dest: "./", why: "ends with '/'"},
+		{dest: strings.Repeat("a", 256), why: "has a name of 256 bytes; file systems allow at most 255"},
+		{dest: "d/" + strings.Repeat("a", 256) + "/x", why: "has a name of 256 bytes"},
+		{dest: strings.Repeat("a/", 600) + "x", why: "is 1201 bytes; use at most 1024"},
 	} {
 		got, err := CheckInputDest(tc.dest)
 		switch {
 		case tc.want != "" && (err != nil || got != tc.want):
 			t.Errorf("CheckInputDest(%q) = %q, %v; want %q", tc.dest, got, err, tc.want)
-		case tc.want == "" && (!errors.Is(err, ErrEscape) || !strings.Contains(err.Error(), tc.why)):
-			t.Errorf("CheckInputDest(%q) = %q, %v; want ErrEscape saying %q", tc.dest, got, err, tc.why)
+		case tc.want == "" && (!errors.Is(err, ErrEscape) && !errors.Is(err, ErrInvalidName) || !strings.Contains(err.Error(), tc.why)):
+			t.Errorf("CheckInputDest(%q) = %q, %v; want ErrEscape or ErrInvalidName saying %q", tc.dest, got, err, tc.why)
+		case tc.want == "" && errors.Is(err, ErrEscape) != (strings.Contains(tc.why, "..") || strings.Contains(tc.why, "absolute")):
+			t.Errorf("CheckInputDest(%q): %v; only absolute paths and '..' are escapes", tc.dest, err)
 		}
 	}
 }
