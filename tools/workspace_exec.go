@@ -89,9 +89,24 @@ type ExecResult struct {
 	// OutputFilesTruncated reports that more files matched than the
 	// collection limit allows.
 	OutputFilesTruncated bool `json:"output_files_truncated,omitempty"`
-	// Notes explain a limit that ended or hampered the command, in words
-	// for the model or user; omitted when there is none.
+	// Notes explain a limit that ended or hampered the command, or a path
+	// of a skill that was not staged, in words for the model or user;
+	// omitted when there is none.
 	Notes []string `json:"notes,omitempty"`
+	// Unstaged lists the paths of the staged skills that staging left
+	// out (reserved top-level names, links leading out of the skill,
+	// special files), so callers can warn; Notes words them too.
+	Unstaged []Unstaged `json:"-"`
+}
+
+// Unstaged is a path of a skill left out of its staged copy.
+type Unstaged struct {
+	// Skill is the skill's name.
+	Skill string
+	// Path is the path inside the skill folder, with slashes.
+	Path string
+	// Reason says why it was left out.
+	Reason string
 }
 
 // Failed reports whether the command exited non-zero or timed out.
@@ -214,6 +229,8 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 	defer unlock()
 
 	staged := make(map[string]bool, len(req.Skills))
+	var unstaged []Unstaged
+	var stageNotes []string
 	for _, name := range req.Skills {
 		if snap == nil {
 			return nil, fmt.Errorf("tools: stage skill %q: no skills snapshot", name)
@@ -222,8 +239,15 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 		if err != nil {
 			return nil, fmt.Errorf("tools: stage skill %q: %w", name, err)
 		}
-		if _, err := ws.Stage(ctx, name, src); err != nil {
+		st, err := ws.Stage(ctx, name, src)
+		if err != nil {
 			return nil, fmt.Errorf("tools: stage skill %q: %w", name, err)
+		}
+		// What staging left out is said, or a skill's own inputs/ folder
+		// (a name the workspace links take) would vanish without a word.
+		for _, sk := range st.Skipped {
+			unstaged = append(unstaged, Unstaged{Skill: name, Path: sk.Path, Reason: sk.Reason})
+			stageNotes = append(stageNotes, fmt.Sprintf("skills/%s/%s was not staged: %s", name, sk.Path, sk.Reason))
 		}
 		staged[name] = true
 	}
@@ -257,7 +281,8 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 		DiskLimit:       res.DiskLimit,
 		DurationMS:      res.Duration.Milliseconds(),
 		OutputFiles:     []workspace.OutputFile{},
-		Notes:           notes(res, timeout, e.limits),
+		Notes:           append(stageNotes, notes(res, timeout, e.limits)...),
+		Unstaged:        unstaged,
 	}
 	if len(req.OutputFiles) > 0 {
 		col, err := ws.Collect(ctx, req.OutputFiles, e.collect)

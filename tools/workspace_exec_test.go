@@ -487,3 +487,35 @@ func FuzzCheckGlob(f *testing.F) {
 		}
 	})
 }
+
+// TestWorkspaceExecSaysWhatWasNotStaged checks that a skill's own
+// top-level inputs/ folder, whose name the workspace link takes, is named
+// in the result rather than left out without a word.
+func TestWorkspaceExecSaysWhatWasNotStaged(t *testing.T) {
+	f := newExecFixture(t, nil)
+	root := t.TempDir()
+	dir := filepath.Join(root, "withinputs")
+	if err := os.MkdirAll(filepath.Join(dir, "inputs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: withinputs\ndescription: d\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "inputs", "data.csv"), []byte("a,b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := source.Dir(root, "test", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.New(context.Background(), []source.Source{src}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.snap = reg.Snapshot()
+	res := decodeExec(t, f.call(t, map[string]any{"command": "true"}, "withinputs"))
+	want := "skills/withinputs/inputs was not staged: name reserved for the link to the workspace's work/inputs directory"
+	if len(res.Notes) == 0 || res.Notes[0] != want {
+		t.Errorf("notes %q, want first %q", res.Notes, want)
+	}
+}

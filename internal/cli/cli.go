@@ -152,7 +152,7 @@ func (env *Env) defaultRoots() ([]source.Source, error) {
 		fmt.Fprintf(env.Stderr, "skillkit: warning: %s\n", w)
 	}
 	if len(srcs) == 0 {
-		searched := "$SKILLKIT_PATH (unset)"
+		searched := "$SKILLKIT_PATH (unset or empty)"
 		if v := env.Getenv("SKILLKIT_PATH"); v != "" {
 			searched = fmt.Sprintf("$SKILLKIT_PATH (%s)", v)
 		}

@@ -295,7 +295,7 @@ func TestNothingFoundIsSaid(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(lower, "x", "skill.md"), []byte("---\nname: x\ndescription: d\n---\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	noRoots := "skillkit: warning: no skill roots found: none of $SKILLKIT_PATH (unset), "
+	noRoots := "skillkit: warning: no skill roots found: none of $SKILLKIT_PATH (unset or empty), "
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -454,6 +454,9 @@ func startFailure(err error) (string, bool) {
 // printExecSummary tells the user, on stderr, what the plain output does
 // not show.
 func printExecSummary(w io.Writer, res *tools.ExecResult, timeout time.Duration, kept bool) {
+	for _, u := range res.Unstaged {
+		fmt.Fprintf(w, "skillkit exec: warning: skills/%s/%s was not staged: %s\n", u.Skill, u.Path, u.Reason)
+	}
 	if res.StdoutTruncated {
 		fmt.Fprintln(w, "skillkit exec: stdout truncated (the start and end are kept)")
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -51,6 +53,7 @@ func newValidate(env *Env) *cobra.Command {
 					}
 					printDiagnostics(env.Stderr, notes)
 				}
+				printDiagnostics(env.Stderr, walkWarnings(cmd.Context(), arg, depth))
 			}
 			if failed {
 				return exitError{1}
@@ -190,6 +193,36 @@ func validationTargets(arg string, depth int) []target {
 	findSkillDirs(p, depth, &out)
 	if len(out) == 0 {
 		return []target{{dir: p, errs: []string{"Missing required file: SKILL.md"}}}
+	}
+	return out
+}
+
+// walkWarnings returns what discovery says about searching the folder of
+// skills arg, apart from the skills themselves: skills below the depth,
+// symlink loops, folders it could not read. validate finds the skills in
+// a folder as discovery does, so it says the same about what it passed
+// over. Nothing is returned for a skill folder or a file.
+func walkWarnings(ctx context.Context, arg string, depth int) []skill.Diagnostic {
+	p := filepath.Clean(arg)
+	if info, err := os.Stat(p); err != nil || !info.IsDir() || hasSkillFile(p) {
+		return nil
+	}
+	src, err := source.Dir(p, p, 0)
+	if err != nil {
+		return nil
+	}
+	src.MaxDepth = depth
+	res, err := source.Discover(ctx, src, source.Options{})
+	if err != nil {
+		return nil
+	}
+	var out []skill.Diagnostic
+	for _, d := range res.Diagnostics {
+		base := filepath.Base(d.File)
+		if d.Line != 0 || base == skill.FileName || base == skill.LowerFileName || d.File == src.DisplayPath(".") && len(res.Skills) == 0 && strings.HasPrefix(d.Message, "no skills found:") {
+			continue // about a skill (validate says it), or what "Missing required file" says
+		}
+		out = append(out, d)
 	}
 	return out
 }

@@ -331,3 +331,37 @@ func TestValidateNotes(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateSaysWhatItPassedOver checks that validate, given a folder
+// of skills, says what discovery says about the search: skills below the
+// depth and symlink loops.
+func TestValidateSaysWhatItPassedOver(t *testing.T) {
+	root := t.TempDir()
+	deep := filepath.Join(root, "a", "b", "c", "d", "e", "s")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(deep, "SKILL.md"), []byte("---\nname: s\ndescription: d\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("loop", filepath.Join(root, "loop")); err != nil {
+		t.Skipf("cannot make symbolic links here: %v", err)
+	}
+	_, errOut, code := run(t, "validate", root)
+	for _, want := range []string{
+		"  - Missing required file: SKILL.md\n",
+		root + ": warning: 1 skill folder lies below the search depth of 4 levels, not read (the deepest 6 levels down); search 6 levels deep",
+		filepath.Join(root, "loop") + ": warning: symlink loop:",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if code != 1 || strings.Contains(errOut, "no skills found") {
+		t.Errorf("exit %d, stderr %q; want 1 and no repeat of the missing SKILL.md", code, errOut)
+	}
+	out, errOut, code := run(t, "validate", "--depth", "6", root)
+	if code != 0 || out != "Valid skill: "+deep+"\n" || strings.Contains(errOut, "below the search depth") {
+		t.Errorf("--depth 6: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
