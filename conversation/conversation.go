@@ -306,6 +306,15 @@ func (c *Conversation) Declare(ctx context.Context, decls []loadstate.Declaratio
 	return evs[0], nil
 }
 
+// CheckDeclare validates declared loads as Declare does, against the
+// skills of the next request and the agent's cap, and records nothing: a
+// caller that must refuse a bad declaration before recording anything
+// (the user message that starts a turn, say) checks first, then records.
+func (c *Conversation) CheckDeclare(ctx context.Context, decls []loadstate.Declaration) error {
+	_, err := loadstate.Declare(ctx, c.skills(ctx), decls, c.opts.MaxLoaded)
+	return err
+}
+
 // Request builds the next model request: the agent's history with loaded
 // content placed where the placement says, and the tools its load state
 // offers. It never changes the session.
