@@ -304,9 +304,9 @@ func (a *Agent) step(ctx context.Context, conv *conversation.Conversation, step 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("agent %q: step %d: %w", a.name, step, err)
 	}
-	if _, err := conv.PublishCatalog(ctx); err != nil {
-		return nil, fmt.Errorf("agent %q: step %d: publishing the catalog: %w", a.name, step, err)
-	}
+	// The catalog needs no publishing here: User publishes it when the
+	// turn starts, and Respond appends a replacement after any answer
+	// during which the skill set changed.
 	req, err := conv.Request(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("agent %q: step %d: building the request: %w", a.name, step, err)
