@@ -132,7 +132,8 @@ type Kind int
 // The kinds of events a run yields, in the order they come.
 const (
 	// KindUser: the user message was recorded (Record), which starts
-	// the agent's turn.
+	// the agent's turn. A skill it invokes directly (/name) is recorded
+	// after it, in the session only.
 	KindUser Kind = iota + 1
 	// KindDeclared: the declared loads were recorded (Record, Loads).
 	KindDeclared
@@ -295,7 +296,7 @@ func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig
 			return emit(Event{Kind: KindAnswer, Step: step, Text: rec.Events[0].Text, Usage: total})
 		}
 	}
-	return fmt.Errorf("agent %q: %w (%d steps)", a.name, ErrMaxSteps, a.opts.MaxSteps)
+	return fmt.Errorf("%w: agent %q stopped after %d steps", ErrMaxSteps, a.name, a.opts.MaxSteps)
 }
 
 // step builds the next request and asks the model, streaming its text

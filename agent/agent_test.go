@@ -291,8 +291,8 @@ func TestMaxSteps(t *testing.T) {
 				scripted.Step{Calls: []scripted.Call{call("c2", "skill", `{"name":"unicode-notes"}`)}},
 				scripted.Step{Text: "never asked"})
 			evs, err := run(s.agent(t, &agent.Options{MaxSteps: 2}).Run(t.Context(), "", "loop"))
-			if !errors.Is(err, agent.ErrMaxSteps) {
-				t.Fatalf("err %v, want ErrMaxSteps", err)
+			if !errors.Is(err, agent.ErrMaxSteps) || !strings.Contains(err.Error(), `agent "assistant" stopped after 2 steps`) {
+				t.Fatalf("err %v, want ErrMaxSteps after 2 steps", err)
 			}
 			if n := len(s.srv.Exchanges()); n != 2 {
 				t.Errorf("%d requests, want 2", n)
@@ -309,6 +309,22 @@ func TestMaxSteps(t *testing.T) {
 				t.Errorf("stored %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+func TestModelFailureEndsTheRun(t *testing.T) {
+	s := newSetup(t, stores[0].open(t), skillkit.AgentOptions{},
+		scripted.Step{Calls: []scripted.Call{call("c1", "skill", `{"name":"csv-stats"}`)}},
+		scripted.Step{Error: &scripted.Error{Status: 400, Message: "context too long", Code: "context_length_exceeded"}})
+	evs, err := run(s.agent(t, nil).Run(t.Context(), "", "go"))
+	var apiErr *model.APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != 400 || apiErr.Message != "context too long" || !strings.Contains(err.Error(), "step 2: the model") {
+		t.Fatalf("err %v, want the server's 400 at step 2", err)
+	}
+	// The first step stays recorded; nothing of the second is.
+	stored := events(t, s.store, evs[0].SessionID)
+	if end := stored[len(stored)-1]; end.Kind != session.KindTool || end.ToolCallID != "c1" {
+		t.Errorf("the session ends with %+v, want step 1's result", end)
 	}
 }
 
@@ -496,6 +512,26 @@ func TestDeclaredLoads(t *testing.T) {
 			})
 		}
 	}
+	t.Run("first turn of a new session", func(t *testing.T) {
+		store := stores[1].open(t)
+		s := newSetup(t, store, skillkit.AgentOptions{}, scripted.Step{Text: "never asked"})
+		_, err := run(s.agent(t, nil).Run(t.Context(), "", "go", agent.WithSkillLoads(loadstate.Declaration{Skill: "no-such-skill"})))
+		if !errors.Is(err, agent.ErrSkillUnavailable) || !strings.Contains(err.Error(), `declaration 1 (skill "no-such-skill")`) {
+			t.Fatalf("err %v, want ErrSkillUnavailable naming the declaration", err)
+		}
+		if n := len(s.srv.Exchanges()); n != 0 {
+			t.Errorf("%d requests, want none", n)
+		}
+		infos, err := store.List(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range infos {
+			if in.LastSeq != 0 {
+				t.Errorf("session %s has %d events, want none", in.ID, in.LastSeq)
+			}
+		}
+	})
 	t.Run("valid", func(t *testing.T) {
 		s := newSetup(t, stores[0].open(t), skillkit.AgentOptions{},
 			scripted.Step{Expect: &scripted.Expect{LastContains: "Loaded skill context:"}, Text: "ok"})

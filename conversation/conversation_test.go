@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -267,8 +268,16 @@ func TestDeclare(t *testing.T) {
 			c := open(t, session.NewMemoryStore(nil), conversation.Options{MaxLoaded: tt.max}, snap)
 			do(t, c, `user go`)
 			before, _ := c.store.Get(t.Context(), c.ID())
+			// CheckDeclare gives Declare's verdict and records nothing.
+			checkErr := c.CheckDeclare(t.Context(), tt.reqs)
+			if checked, _ := c.store.Get(t.Context(), c.ID()); !reflect.DeepEqual(before, checked) {
+				t.Fatal("CheckDeclare changed the session")
+			}
 			ev, err := c.Declare(t.Context(), tt.reqs)
 			after, _ := c.store.Get(t.Context(), c.ID())
+			if fmt.Sprint(checkErr) != fmt.Sprint(err) {
+				t.Fatalf("CheckDeclare: %v; Declare: %v", checkErr, err)
+			}
 			if tt.err != nil {
 				if !errors.Is(err, tt.err) || !strings.Contains(err.Error(), tt.msg) {
 					t.Fatalf("err = %v, want %v containing %q", err, tt.err, tt.msg)
