@@ -121,7 +121,8 @@ type runConfig struct {
 // a bad batch ends the run with an error wrapping ErrInvalidLoadRequest or
 // ErrSkillUnavailable, the model is never asked, and the session is left
 // unchanged (a session the run had to create stays empty). A valid batch
-// is recorded right after the user message, as one event.
+// is recorded with the user message, in the same atomic append, as one
+// event after it (conversation.UserDeclare).
 func WithSkillLoads(decls ...loadstate.Declaration) RunOption {
 	return func(c *runConfig) { c.loads = append(c.loads, decls...) }
 }
@@ -246,26 +247,20 @@ func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig
 		}
 		return nil
 	}
-	if len(rc.loads) > 0 {
-		if err := conv.CheckDeclare(ctx, rc.loads); err != nil {
-			return fmt.Errorf("agent %q: declared loads: %w", a.name, err)
-		}
-	}
-	user, err := conv.User(ctx, message)
-	if err != nil {
+	// The declared loads are checked before anything is recorded, then
+	// recorded with the message that starts the turn, in one append.
+	user, declared, err := conv.UserDeclare(ctx, message, rc.loads)
+	switch {
+	case errors.Is(err, ErrInvalidLoadRequest) || errors.Is(err, ErrSkillUnavailable):
+		return fmt.Errorf("agent %q: declared loads: %w", a.name, err)
+	case err != nil:
 		return fmt.Errorf("agent %q: the user message: %w", a.name, err)
 	}
 	if err := emit(Event{Kind: KindUser, Text: message, Record: user}); err != nil {
 		return err
 	}
 	if len(rc.loads) > 0 {
-		// Checked above; only a skill set that changed since can fail it
-		// now, after the user message.
-		ev, err := conv.Declare(ctx, rc.loads)
-		if err != nil {
-			return fmt.Errorf("agent %q: declared loads: %w", a.name, err)
-		}
-		if err := emit(Event{Kind: KindDeclared, Loads: ev.Loads, Record: ev}); err != nil {
+		if err := emit(Event{Kind: KindDeclared, Loads: declared.Loads, Record: declared}); err != nil {
 			return err
 		}
 	}
