@@ -66,6 +66,11 @@ type Options struct {
 	// yields their text as KindText events while it arrives; false asks
 	// for whole answers (Model.Generate).
 	Stream bool
+	// Output, when set, is sent with every request of a run: the final
+	// answer (the one without tool calls) is then one JSON value valid
+	// against its schema, as far as the provider enforces it. Nil asks
+	// for text.
+	Output *model.OutputSchema
 }
 
 // Agent is a named agent of a kit, answered by a model. It is safe for
@@ -96,6 +101,11 @@ func New(kit *skillkit.Kit, name string, m model.Model, opts *Options) (*Agent, 
 	}
 	if err := conversation.CheckAgent(name); err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
+	}
+	if o.Output != nil {
+		if _, err := o.Output.SchemaName(); err != nil {
+			return nil, fmt.Errorf("agent: Options.Output: %w", err)
+		}
 	}
 	if o.MaxSteps == 0 {
 		o.MaxSteps = DefaultMaxSteps
@@ -307,7 +317,7 @@ func (a *Agent) step(ctx context.Context, conv *conversation.Conversation, step 
 	if err != nil {
 		return nil, fmt.Errorf("agent %q: step %d: building the request: %w", a.name, step, err)
 	}
-	mreq := &model.Request{Messages: req.Messages, Tools: req.Tools}
+	mreq := &model.Request{Messages: req.Messages, Tools: req.Tools, Output: a.opts.Output}
 	if !a.opts.Stream {
 		resp, err := a.model.Generate(ctx, mreq)
 		if err != nil {

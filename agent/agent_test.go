@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/skillkit/skillkit"
 	"github.com/skillkit/skillkit/agent"
 	"github.com/skillkit/skillkit/loadstate"
@@ -328,6 +329,28 @@ func TestModelFailureEndsTheRun(t *testing.T) {
 	}
 }
 
+func TestOutputSchema(t *testing.T) {
+	schema := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"rows": {Type: "integer"}}, Required: []string{"rows"}}
+	s := newSetup(t, stores[0].open(t), skillkit.AgentOptions{},
+		scripted.Step{Expect: &scripted.Expect{Output: "stats"}, Calls: []scripted.Call{call("c1", "skill", `{"name":"csv-stats"}`)}},
+		scripted.Step{Expect: &scripted.Expect{Output: "stats"}, Text: `{"rows":3}`})
+	evs, err := run(s.agent(t, &agent.Options{Output: &model.OutputSchema{Name: "stats", Schema: schema}}).Run(t.Context(), "", "count"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(s.srv.Err(), s.srv.Done()); err != nil {
+		t.Fatal(err)
+	}
+	if ans := evs[len(evs)-1]; ans.Kind != agent.KindAnswer || ans.Text != `{"rows":3}` {
+		t.Errorf("answer %+v", ans)
+	}
+	for i, ex := range s.srv.Exchanges() {
+		if o := ex.Request.Output; o == nil || o.Name != "stats" || !reflect.DeepEqual(o.Schema.Required, []string{"rows"}) {
+			t.Errorf("request %d asks for %+v", i+1, o)
+		}
+	}
+}
+
 func TestNewChecksOptions(t *testing.T) {
 	s := newSetup(t, stores[0].open(t), skillkit.AgentOptions{}, scripted.Step{Text: "unused"})
 	for _, tc := range []struct {
@@ -342,6 +365,8 @@ func TestNewChecksOptions(t *testing.T) {
 		{"no model", s.kit, nil, "a", nil, "the model is nil"},
 		{"bad name", s.kit, s.model, "a/b", nil, "has a '/'"},
 		{"negative steps", s.kit, s.model, "a", &agent.Options{MaxSteps: -1}, "Options.MaxSteps is -1"},
+		{"output without a schema", s.kit, s.model, "a", &agent.Options{Output: &model.OutputSchema{Name: "x"}}, "agent: Options.Output: model: Request.Output.Schema is nil"},
+		{"output name", s.kit, s.model, "a", &agent.Options{Output: &model.OutputSchema{Name: "a b", Schema: &jsonschema.Schema{Type: "object"}}}, `Output.Name "a b" has ' '`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := agent.New(tc.kit, tc.an, tc.m, tc.o)
