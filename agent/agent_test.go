@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"log/slog"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -19,6 +22,7 @@ import (
 	"github.com/skillkit/skillkit/model/openai"
 	"github.com/skillkit/skillkit/model/openaitest"
 	"github.com/skillkit/skillkit/model/scripted"
+	"github.com/skillkit/skillkit/sandbox"
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/session/sqlitestore"
 )
@@ -630,5 +634,57 @@ func TestTurnBoundaries(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestExecThroughTheRunner runs a skill's script from the loop, with the
+// explicit unconfined local runner (the isolated sandbox has its own
+// tests and needs privileges this test does not ask for): the result's
+// structured content reaches the event, and the model sees the output.
+func TestExecThroughTheRunner(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	runner, err := sandbox.NewUnconfinedLocal(&sandbox.LocalOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kit, err := skillkit.New(t.Context(), &skillkit.Options{Roots: []string{skillsRoot}, Exec: &skillkit.ExecOptions{Runner: runner}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kit.Close() })
+	srv, err := openaitest.New(&scripted.Script{Steps: []scripted.Step{
+		{Calls: []scripted.Call{call("c1", "skill", `{"name":"csv-stats"}`)}},
+		{Calls: []scripted.Call{call("c2", "workspace_exec", `{"cwd":"skills/csv-stats","command":"python3 scripts/stats.py scripts/sample.csv"}`)}},
+		{Expect: &scripted.Expect{ToolResults: []string{"c2"}, LastContains: "rows"}, Text: "The sample has 3 rows."},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	m, err := openai.New(&openai.Options{BaseURL: srv.URL, Model: "test-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(kit, "assistant", m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := run(a.Run(t.Context(), "", "How many rows has the sample CSV?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(srv.Err(), srv.Done()); err != nil {
+		t.Fatal(err)
+	}
+	var execEv agent.Event
+	for _, ev := range evs {
+		if ev.Kind == agent.KindToolResult && ev.Call.Name == "workspace_exec" {
+			execEv = ev
+		}
+	}
+	if execEv.Result.IsError || len(execEv.Result.Structured) == 0 || !strings.Contains(execEv.Result.Text, "rows") {
+		t.Errorf("workspace_exec result %+v", execEv.Result)
 	}
 }
