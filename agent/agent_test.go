@@ -70,6 +70,14 @@ func newSetup(t *testing.T, store session.Store, ao skillkit.AgentOptions, steps
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = kit.Close() })
+	srv, m := serve(t, steps...)
+	return &setup{kit: kit, store: store, srv: srv, model: m}
+}
+
+// serve starts a server playing steps and returns it with the openai
+// adapter pointed at it.
+func serve(t *testing.T, steps ...scripted.Step) (*openaitest.Server, *openai.Model) {
+	t.Helper()
 	srv, err := openaitest.New(&scripted.Script{Steps: steps}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +87,7 @@ func newSetup(t *testing.T, store session.Store, ao skillkit.AgentOptions, steps
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &setup{kit: kit, store: store, srv: srv, model: m}
+	return srv, m
 }
 
 func (s *setup) agent(t *testing.T, opts *agent.Options) *agent.Agent {
@@ -654,19 +662,10 @@ func TestExecThroughTheRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = kit.Close() })
-	srv, err := openaitest.New(&scripted.Script{Steps: []scripted.Step{
-		{Calls: []scripted.Call{call("c1", "skill", `{"name":"csv-stats"}`)}},
-		{Calls: []scripted.Call{call("c2", "workspace_exec", `{"cwd":"skills/csv-stats","command":"python3 scripts/stats.py scripts/sample.csv"}`)}},
-		{Expect: &scripted.Expect{ToolResults: []string{"c2"}, LastContains: "rows"}, Text: "The sample has 3 rows."},
-	}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	m, err := openai.New(&openai.Options{BaseURL: srv.URL, Model: "test-model"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, m := serve(t,
+		scripted.Step{Calls: []scripted.Call{call("c1", "skill", `{"name":"csv-stats"}`)}},
+		scripted.Step{Calls: []scripted.Call{call("c2", "workspace_exec", `{"cwd":"skills/csv-stats","command":"python3 scripts/stats.py scripts/sample.csv"}`)}},
+		scripted.Step{Expect: &scripted.Expect{ToolResults: []string{"c2"}, LastContains: "rows"}, Text: "The sample has 3 rows."})
 	a, err := agent.New(kit, "assistant", m, nil)
 	if err != nil {
 		t.Fatal(err)
