@@ -687,3 +687,37 @@ func TestExecThroughTheRunner(t *testing.T) {
 		t.Errorf("workspace_exec result %+v", execEv.Result)
 	}
 }
+
+// TestDeclaredLoadsLastTheirLifetime declares csv-stats for one turn and
+// looks for its instructions in the next turn's request: the turn
+// lifetime drops them at the next user message, the session lifetime
+// keeps them.
+func TestDeclaredLoadsLastTheirLifetime(t *testing.T) {
+	for _, tc := range []struct {
+		lifetime loadstate.Lifetime
+		carried  bool
+	}{
+		{loadstate.Turn, false},
+		{loadstate.Session, true},
+	} {
+		t.Run(tc.lifetime.String(), func(t *testing.T) {
+			s := newSetup(t, stores[1].open(t), skillkit.AgentOptions{Lifetime: tc.lifetime},
+				scripted.Step{Expect: &scripted.Expect{LastContains: csvBody}, Text: "declared"},
+				scripted.Step{Expect: &scripted.Expect{LastRole: "user", LastContains: "next"}, Text: "second turn"})
+			a := s.agent(t, nil)
+			first, err := run(a.Run(t.Context(), "", "first", agent.WithSkillLoads(loadstate.Declaration{Skill: "csv-stats"})))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := run(a.Run(t.Context(), first[0].SessionID, "next")); err != nil {
+				t.Fatal(err)
+			}
+			if err := errors.Join(s.srv.Err(), s.srv.Done()); err != nil {
+				t.Fatal(err)
+			}
+			if got := bytes.Contains(s.srv.Exchanges()[1].Body, []byte(csvBody)); got != tc.carried {
+				t.Errorf("the second turn carries the declared skill: %v, want %v", got, tc.carried)
+			}
+		})
+	}
+}
