@@ -599,6 +599,25 @@ func TestDeclaredLoads(t *testing.T) {
 	})
 }
 
+// twoTurns runs the agent for two turns of one session, the first with
+// opts, the second saying "next", and returns the server's exchanges
+// after checking that the script was played as written.
+func (s *setup) twoTurns(t *testing.T, opts ...agent.RunOption) []openaitest.Exchange {
+	t.Helper()
+	a := s.agent(t, nil)
+	first, err := run(a.Run(t.Context(), "", "first", opts...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(a.Run(t.Context(), first[0].SessionID, "next")); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(s.srv.Err(), s.srv.Done()); err != nil {
+		t.Fatal(err)
+	}
+	return s.srv.Exchanges()
+}
+
 // TestTurnBoundaries runs two turns in one session, the first loading
 // csv-stats, and looks for its instructions in the second turn's first
 // request. skill_load's result is stored as a stub and its content placed
@@ -621,18 +640,7 @@ func TestTurnBoundaries(t *testing.T) {
 					scripted.Step{Calls: []scripted.Call{call("c1", tc.tool, tc.args)}},
 					scripted.Step{Expect: &scripted.Expect{LastContains: csvBody}, Text: "loaded"},
 					scripted.Step{Expect: &scripted.Expect{LastRole: "user", LastContains: "next"}, Text: "second turn"})
-				a := s.agent(t, nil)
-				first, err := run(a.Run(t.Context(), "", "load csv-stats"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := run(a.Run(t.Context(), first[0].SessionID, "next")); err != nil {
-					t.Fatal(err)
-				}
-				if err := errors.Join(s.srv.Err(), s.srv.Done()); err != nil {
-					t.Fatal(err)
-				}
-				ex := s.srv.Exchanges()
+				ex := s.twoTurns(t)
 				if got := bytes.Contains(ex[2].Body, []byte(csvBody)); got != tc.carried {
 					t.Errorf("the second turn carries the instructions: %v, want %v", got, tc.carried)
 				}
@@ -704,18 +712,8 @@ func TestDeclaredLoadsLastTheirLifetime(t *testing.T) {
 			s := newSetup(t, stores[1].open(t), skillkit.AgentOptions{Lifetime: tc.lifetime},
 				scripted.Step{Expect: &scripted.Expect{LastContains: csvBody}, Text: "declared"},
 				scripted.Step{Expect: &scripted.Expect{LastRole: "user", LastContains: "next"}, Text: "second turn"})
-			a := s.agent(t, nil)
-			first, err := run(a.Run(t.Context(), "", "first", agent.WithSkillLoads(loadstate.Declaration{Skill: "csv-stats"})))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := run(a.Run(t.Context(), first[0].SessionID, "next")); err != nil {
-				t.Fatal(err)
-			}
-			if err := errors.Join(s.srv.Err(), s.srv.Done()); err != nil {
-				t.Fatal(err)
-			}
-			if got := bytes.Contains(s.srv.Exchanges()[1].Body, []byte(csvBody)); got != tc.carried {
+			ex := s.twoTurns(t, agent.WithSkillLoads(loadstate.Declaration{Skill: "csv-stats"}))
+			if got := bytes.Contains(ex[1].Body, []byte(csvBody)); got != tc.carried {
 				t.Errorf("the second turn carries the declared skill: %v, want %v", got, tc.carried)
 			}
 		})
