@@ -43,7 +43,8 @@ const DefaultMaxSteps = 32
 var (
 	// ErrMaxSteps: the model still called tools at the last step the
 	// limit allows. Every step up to it is recorded, each call with its
-	// result, so the session can go on with the next user message.
+	// result, so the session can go on with the next user message; the
+	// steps' usage came with their KindResponse events.
 	ErrMaxSteps = errors.New("agent: the step limit was reached while the model still called tools")
 	// ErrInvalidLoadRequest: a declared load (WithSkillLoads) is
 	// malformed, conflicts with another, names a document the skill does
@@ -234,7 +235,7 @@ func (a *Agent) Run(ctx context.Context, sessionID, message string, opts ...RunO
 		o(&rc)
 	}
 	return func(yield func(Event, error) bool) {
-		if err := a.run(ctx, sessionID, message, rc, yield); err != nil && err != errStopped {
+		if err := a.run(ctx, sessionID, message, rc, yield); err != nil && !errors.Is(err, errStopped) {
 			yield(Event{}, err)
 		}
 	}
