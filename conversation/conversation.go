@@ -231,11 +231,36 @@ func invocations(ctx context.Context, snap *registry.Snapshot, text string) []in
 // as the skill tool's rendered block and marked loaded, so its files can
 // be read and run. It returns the user event as stored.
 func (c *Conversation) User(ctx context.Context, text string) (session.Event, error) {
+	user, _, err := c.user(ctx, c.skills(ctx), text, nil)
+	return user, err
+}
+
+// UserDeclare records a user message as User does and, in the same
+// atomic append, the loads declared for the turn it starts, as Declare
+// records them (one state event after the message and any skill it
+// invokes). The declarations are validated first (loadstate.Declare): when
+// they fail nothing is recorded, and the error wraps
+// loadstate.ErrInvalidLoadRequest or loadstate.ErrSkillUnavailable. It
+// returns the user event and the declaration's event as stored; with no
+// declarations it is User, and declared is zero.
+func (c *Conversation) UserDeclare(ctx context.Context, text string, decls []loadstate.Declaration) (user, declared session.Event, err error) {
+	snap := c.skills(ctx)
+	var effects []tools.Effect
+	if len(decls) > 0 {
+		if effects, err = loadstate.Declare(ctx, snap, decls, c.opts.MaxLoaded); err != nil {
+			return session.Event{}, session.Event{}, err
+		}
+	}
+	return c.user(ctx, snap, text, effects)
+}
+
+// user records a user message and, when effects are given, declared
+// loads after it, in one append.
+func (c *Conversation) user(ctx context.Context, snap *registry.Snapshot, text string, declared []tools.Effect) (session.Event, session.Event, error) {
 	ts, err := c.Tools(ctx)
 	if err != nil {
-		return session.Event{}, err
+		return session.Event{}, session.Event{}, err
 	}
-	snap := c.skills(ctx)
 	invoked := invocations(ctx, snap, text)
 	var userAt int
 	evs, err := c.store.AppendFunc(ctx, c.id, func(state map[string]string, _ int64) ([]session.Event, error) {
@@ -267,12 +292,23 @@ func (c *Conversation) User(ctx context.Context, text string) (session.Event, er
 			session.ApplyDelta(state, d)
 			out = append(out, session.Event{Kind: session.KindContext, Agent: c.agent, Text: inv.text, StateDelta: d, Loads: loads})
 		}
+		if len(declared) > 0 {
+			ev, err := c.declaration(state, declared)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ev)
+		}
 		return out, nil
 	})
 	if err != nil {
-		return session.Event{}, err
+		return session.Event{}, session.Event{}, err
 	}
-	return evs[userAt], nil
+	var decl session.Event
+	if len(declared) > 0 {
+		decl = evs[len(evs)-1]
+	}
+	return evs[userAt], decl, nil
 }
 
 // Declare validates declared loads atomically (loadstate.Declare) against
@@ -281,29 +317,40 @@ func (c *Conversation) User(ctx context.Context, text string) (session.Event, er
 // next request shows them in a "Loaded skill context:" message.
 //
 // Under the turn lifetime a user message unloads the agent's loads, so a
-// declaration meant for the coming turn is made after User, not before.
+// declaration meant for the coming turn is made after User, not before;
+// UserDeclare records both in one step.
 func (c *Conversation) Declare(ctx context.Context, decls []loadstate.Declaration) (session.Event, error) {
 	effects, err := loadstate.Declare(ctx, c.skills(ctx), decls, c.opts.MaxLoaded)
 	if err != nil {
 		return session.Event{}, err
 	}
-	names := make([]string, len(effects))
-	for i, e := range effects {
-		names[i] = e.Skill
-	}
 	evs, err := c.store.AppendFunc(ctx, c.id, func(state map[string]string, _ int64) ([]session.Event, error) {
-		loads := loadstate.Records(state, c.agent, effects, c.opts.Lifetime)
-		delta, err := loadstate.Apply(state, c.agent, effects, c.opts.MaxLoaded)
+		ev, err := c.declaration(state, effects)
 		if err != nil {
 			return nil, err
 		}
-		return []session.Event{{Kind: session.KindState, Agent: c.agent, Text: "declared loads: " + strings.Join(names, ", "),
-			StateDelta: delta, Loads: loads}}, nil
+		return []session.Event{ev}, nil
 	})
 	if err != nil {
 		return session.Event{}, err
 	}
 	return evs[0], nil
+}
+
+// declaration is the state event of declared loads, applied to state.
+func (c *Conversation) declaration(state map[string]string, effects []tools.Effect) (session.Event, error) {
+	names := make([]string, len(effects))
+	for i, e := range effects {
+		names[i] = e.Skill
+	}
+	loads := loadstate.Records(state, c.agent, effects, c.opts.Lifetime)
+	delta, err := loadstate.Apply(state, c.agent, effects, c.opts.MaxLoaded)
+	if err != nil {
+		return session.Event{}, err
+	}
+	session.ApplyDelta(state, delta)
+	return session.Event{Kind: session.KindState, Agent: c.agent, Text: "declared loads: " + strings.Join(names, ", "),
+		StateDelta: delta, Loads: loads}, nil
 }
 
 // Request builds the next model request: the agent's history with loaded

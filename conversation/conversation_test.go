@@ -298,6 +298,46 @@ func TestDeclare(t *testing.T) {
 	}
 }
 
+// UserDeclare records the user message and the declaration in one
+// append, after the turn's reset, or nothing when a declaration fails.
+func TestUserDeclare(t *testing.T) {
+	stores(t, func(t *testing.T, store session.Store) {
+		c := open(t, store, conversation.Options{MaxLoaded: 2}, newSnap(t))
+		do(t, c, `user go`)
+		do(t, c, `skill_load {"skill":"gamma"}`)
+		before := c.session(t)
+		for _, bad := range [][]loadstate.Declaration{
+			{{Skill: "alpha"}, {Skill: "secret"}},
+			{{Skill: "alpha", Docs: []string{"nope.md"}}},
+			{{Skill: "alpha"}, {Skill: "beta"}, {Skill: "gamma"}},
+		} {
+			if _, _, err := c.UserDeclare(t.Context(), "next", bad); !errors.Is(err, loadstate.ErrInvalidLoadRequest) && !errors.Is(err, loadstate.ErrSkillUnavailable) {
+				t.Fatalf("%v: err %v", bad, err)
+			}
+			if after := c.session(t); !reflect.DeepEqual(before, after) {
+				t.Fatalf("%v: a failed declaration changed the session", bad)
+			}
+		}
+		user, decl, err := c.UserDeclare(t.Context(), "next", []loadstate.Declaration{{Skill: "alpha", Docs: []string{"references/a.md"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if user.Kind != session.KindUser || decl.Kind != session.KindState || decl.Seq != user.Seq+1 || decl.Turn != user.Turn {
+			t.Fatalf("recorded %+v then %+v; want the message and the declaration together", user, decl)
+		}
+		if len(decl.Loads) != 1 || decl.Loads[0].Skill != "alpha" || !slices.Equal(decl.Loads[0].Docs, []string{"references/a.md"}) {
+			t.Fatalf("records %+v", decl.Loads)
+		}
+		// The turn's reset unloaded gamma before alpha was declared.
+		if got := loaded(t, c); !slices.Equal(got, []string{"alpha"}) {
+			t.Fatalf("loaded %v, want [alpha]", got)
+		}
+		if user, decl, err := c.UserDeclare(t.Context(), "plain", nil); err != nil || user.Text != "plain" || decl.Seq != 0 {
+			t.Fatalf("without declarations: %+v %+v %v", user, decl, err)
+		}
+	})
+}
+
 // A tool error is recorded, with no state change and no load record.
 func TestToolErrorRecorded(t *testing.T) {
 	c := open(t, session.NewMemoryStore(nil), conversation.Options{}, newSnap(t))

@@ -1,0 +1,347 @@
+// Package agent runs a model over a skills kit: one Run is one turn of a
+// named agent in a session — the user's message is recorded, then the
+// model is asked for the next answer, its tool calls are run and
+// recorded, and it is asked again, until it answers without calling a
+// tool or the step limit is reached.
+//
+// An Agent joins three things: the kit (a *skillkit.Kit, which holds the
+// agent's configuration — its instructions as AgentOptions.System, its own
+// tools, lifetime, placement, cap and catalog — and the session store),
+// the agent's name in that kit, and a model.Model. Run yields what happens
+// as it happens, as an iterator:
+//
+//	a, err := agent.New(kit, "assistant", m, nil)
+//	for ev, err := range a.Run(ctx, sessionID, "Summarise data.csv") {
+//		if err != nil { ... }            // the last value of a failed run
+//		if ev.Kind == agent.KindAnswer { fmt.Println(ev.Text) }
+//	}
+//
+// Every step is recorded whole or not at all (conversation.Respond appends
+// an answer with all its results in one store transaction), so a run that
+// is cancelled through its context, or whose caller stops ranging, leaves
+// the session as it was after the last recorded step.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/skillkit/skillkit"
+	"github.com/skillkit/skillkit/conversation"
+	"github.com/skillkit/skillkit/loadstate"
+	"github.com/skillkit/skillkit/model"
+	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/tools"
+)
+
+// DefaultMaxSteps is the step limit of a run when Options.MaxSteps is 0.
+const DefaultMaxSteps = 32
+
+// Errors a run ends with, for callers to branch on with errors.Is.
+var (
+	// ErrMaxSteps: the model still called tools at the last step the
+	// limit allows. Every step up to it is recorded, each call with its
+	// result, so the session can go on with the next user message; the
+	// steps' usage came with their KindResponse events.
+	ErrMaxSteps = errors.New("agent: the step limit was reached while the model still called tools")
+	// ErrInvalidLoadRequest: a declared load (WithSkillLoads) is
+	// malformed, conflicts with another, names a document the skill does
+	// not have, or the batch exceeds the agent's cap. It is
+	// loadstate.ErrInvalidLoadRequest.
+	ErrInvalidLoadRequest = loadstate.ErrInvalidLoadRequest
+	// ErrSkillUnavailable: a declared load names a skill this request
+	// cannot see or whose instructions cannot be read. It is
+	// loadstate.ErrSkillUnavailable.
+	ErrSkillUnavailable = loadstate.ErrSkillUnavailable
+)
+
+// Options configures an Agent. A nil *Options, like the zero value, means
+// the defaults.
+type Options struct {
+	// MaxSteps bounds the model requests of one run; 0 means
+	// DefaultMaxSteps.
+	MaxSteps int
+	// Stream asks the model for streamed answers (Model.Stream) and
+	// yields their text as KindText events while it arrives; false asks
+	// for whole answers (Model.Generate).
+	Stream bool
+	// Output, when set, is sent with every request of a run: the final
+	// answer (the one without tool calls) is then one JSON value valid
+	// against its schema, as far as the provider enforces it. Nil asks
+	// for text.
+	Output *model.OutputSchema
+}
+
+// Agent is a named agent of a kit, answered by a model. It is safe for
+// concurrent use; concurrent runs on one session are recorded one step
+// after the other.
+type Agent struct {
+	kit   *skillkit.Kit
+	name  string
+	model model.Model
+	opts  Options
+}
+
+// New returns the agent name of kit, answered by m. The agent's
+// instructions, tools and load settings are the kit's for that name
+// (skillkit.Options.Agents[name], or Options.Agent).
+func New(kit *skillkit.Kit, name string, m model.Model, opts *Options) (*Agent, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	switch {
+	case kit == nil:
+		return nil, errors.New("agent: the kit is nil; build one with skillkit.New")
+	case m == nil:
+		return nil, errors.New("agent: the model is nil; pass a model.Model such as one of model/openai")
+	case o.MaxSteps < 0:
+		return nil, fmt.Errorf("agent: Options.MaxSteps is %d; use 0 for %d or a positive count", o.MaxSteps, DefaultMaxSteps)
+	}
+	if err := conversation.CheckAgent(name); err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	if o.Output != nil {
+		if _, err := o.Output.SchemaName(); err != nil {
+			return nil, fmt.Errorf("agent: Options.Output: %w", err)
+		}
+	}
+	if o.MaxSteps == 0 {
+		o.MaxSteps = DefaultMaxSteps
+	}
+	return &Agent{kit: kit, name: name, model: m, opts: o}, nil
+}
+
+// Name returns the agent's name in its kit.
+func (a *Agent) Name() string { return a.name }
+
+// RunOption configures one run.
+type RunOption func(*runConfig)
+
+// runConfig is what the run options set.
+type runConfig struct {
+	loads []loadstate.Declaration
+}
+
+// WithSkillLoads declares skills (and documents) to load for this turn
+// before the first model request. The declarations of every
+// WithSkillLoads of a run form one batch, validated as a whole against the
+// skills of the request and the agent's cap before anything is recorded:
+// a bad batch ends the run with an error wrapping ErrInvalidLoadRequest or
+// ErrSkillUnavailable, the model is never asked, and the session is left
+// unchanged (a session the run had to create stays empty). A valid batch
+// is recorded with the user message, in the same atomic append, as one
+// event after it (conversation.UserDeclare).
+func WithSkillLoads(decls ...loadstate.Declaration) RunOption {
+	return func(c *runConfig) { c.loads = append(c.loads, decls...) }
+}
+
+// Kind says what an Event reports.
+type Kind int
+
+// The kinds of events a run yields, in the order they come.
+const (
+	// KindUser: the user message was recorded (Record), which starts
+	// the agent's turn. A skill it invokes directly (/name) is recorded
+	// after it, in the session only.
+	KindUser Kind = iota + 1
+	// KindDeclared: the declared loads were recorded (Record, Loads).
+	KindDeclared
+	// KindText: a piece of the answer's text arrived (Text), with
+	// Options.Stream only. The answer is recorded, and reported as
+	// KindResponse, once it is whole.
+	KindText
+	// KindResponse: the model answered and the answer was recorded
+	// (Response, Record: the assistant event, Usage of this step). Its
+	// calls have run; a KindToolResult for each follows.
+	KindResponse
+	// KindToolResult: one call of the last answer and its result, as
+	// recorded (Call, Result, Loads, Record: the tool event).
+	KindToolResult
+	// KindAnswer: the model answered without calling a tool; the run is
+	// over (Text, Usage of the whole run, Step: the steps it took).
+	KindAnswer
+)
+
+// String returns the kind's name, such as "response".
+func (k Kind) String() string {
+	switch k {
+	case KindUser:
+		return "user"
+	case KindDeclared:
+		return "declared"
+	case KindText:
+		return "text"
+	case KindResponse:
+		return "response"
+	case KindToolResult:
+		return "tool_result"
+	case KindAnswer:
+		return "answer"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Event is one thing that happened in a run. Fields that do not apply to
+// the Kind are zero.
+type Event struct {
+	// Kind says what happened.
+	Kind Kind
+	// SessionID is the session the run records to (the one Run created
+	// when it was given "").
+	SessionID string
+	// Step is the model step the event belongs to, 1 for the first
+	// request; 0 for KindUser and KindDeclared. On KindAnswer it is the
+	// number of steps the run took.
+	Step int
+	// Text is the user message (KindUser), a piece of streamed text
+	// (KindText) or the final answer (KindAnswer).
+	Text string
+	// Response is the model's answer (KindResponse).
+	Response *model.Response
+	// Call is the tool call as recorded, with the provider's ID or the
+	// one given when it had none (KindToolResult).
+	Call session.ToolCall
+	// Result is the call's result, with the structured content and
+	// attachments the session does not keep (KindToolResult).
+	Result tools.Result
+	// Loads are what the event brought into the conversation: the skills
+	// and documents a tool result or the declaration loaded
+	// (KindToolResult, KindDeclared).
+	Loads []session.Load
+	// Usage is the token accounting of this step (KindResponse) or the
+	// sum over the run's steps (KindAnswer).
+	Usage model.Usage
+	// Record is the session event as stored: the user message, the
+	// declaration, the assistant answer or the tool result.
+	Record session.Event
+}
+
+// Run runs one turn of the agent in the session sessionID ("" starts a
+// new session, named by every event's SessionID; a missing one is
+// created): it records message as the user's, then asks the model and
+// runs and records its tool calls until it answers without calling one.
+// The sequence yields each Event as it happens; a failure is its last
+// value, with a zero Event: a model, store or tool host failure, ctx's
+// end (wrapping ctx.Err()), or ErrMaxSteps. Stopping the range early ends
+// the run after the last step recorded, and an answer that arrived after
+// ctx ended is not recorded. Each range over the sequence runs the turn
+// anew.
+func (a *Agent) Run(ctx context.Context, sessionID, message string, opts ...RunOption) iter.Seq2[Event, error] {
+	var rc runConfig
+	for _, o := range opts {
+		o(&rc)
+	}
+	return func(yield func(Event, error) bool) {
+		if err := a.run(ctx, sessionID, message, rc, yield); err != nil && !errors.Is(err, errStopped) {
+			yield(Event{}, err)
+		}
+	}
+}
+
+// errStopped reports that the caller stopped ranging; it is never
+// yielded.
+var errStopped = errors.New("agent: the caller stopped")
+
+func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig, yield func(Event, error) bool) error {
+	conv, err := a.kit.Open(ctx, sessionID, a.name)
+	if err != nil {
+		return fmt.Errorf("agent %q: %w", a.name, err)
+	}
+	id := conv.ID()
+	emit := func(ev Event) error {
+		ev.SessionID = id
+		if !yield(ev, nil) {
+			return errStopped
+		}
+		return nil
+	}
+	// The declared loads are checked before anything is recorded, then
+	// recorded with the message that starts the turn, in one append.
+	user, declared, err := conv.UserDeclare(ctx, message, rc.loads)
+	switch {
+	case errors.Is(err, ErrInvalidLoadRequest) || errors.Is(err, ErrSkillUnavailable):
+		return fmt.Errorf("agent %q: declared loads: %w", a.name, err)
+	case err != nil:
+		return fmt.Errorf("agent %q: the user message: %w", a.name, err)
+	}
+	if err := emit(Event{Kind: KindUser, Text: message, Record: user}); err != nil {
+		return err
+	}
+	if len(rc.loads) > 0 {
+		if err := emit(Event{Kind: KindDeclared, Loads: declared.Loads, Record: declared}); err != nil {
+			return err
+		}
+	}
+	var total model.Usage
+	for step := 1; step <= a.opts.MaxSteps; step++ {
+		resp, err := a.step(ctx, conv, step, emit)
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("agent %q: step %d: the answer arrived after the run was cancelled and was not recorded: %w", a.name, step, err)
+		}
+		rec, err := conv.Respond(ctx, resp.Assistant())
+		if err != nil {
+			return fmt.Errorf("agent %q: step %d: recording the answer: %w", a.name, step, err)
+		}
+		total = total.Add(resp.Usage)
+		if err := emit(Event{Kind: KindResponse, Step: step, Response: resp, Usage: resp.Usage, Record: rec.Events[0]}); err != nil {
+			return err
+		}
+		for i, call := range rec.Events[0].ToolCalls {
+			res := rec.Events[1+i]
+			if err := emit(Event{Kind: KindToolResult, Step: step, Call: call, Result: rec.Results[i], Loads: res.Loads, Record: res}); err != nil {
+				return err
+			}
+		}
+		if len(resp.Calls) == 0 {
+			return emit(Event{Kind: KindAnswer, Step: step, Text: rec.Events[0].Text, Usage: total})
+		}
+	}
+	return fmt.Errorf("%w: agent %q stopped after %d steps", ErrMaxSteps, a.name, a.opts.MaxSteps)
+}
+
+// step builds the next request and asks the model, streaming its text
+// when Options.Stream is set.
+func (a *Agent) step(ctx context.Context, conv *conversation.Conversation, step int, emit func(Event) error) (*model.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("agent %q: step %d: %w", a.name, step, err)
+	}
+	// The catalog needs no publishing here: User publishes it when the
+	// turn starts, and Respond appends a replacement after any answer
+	// during which the skill set changed.
+	req, err := conv.Request(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("agent %q: step %d: building the request: %w", a.name, step, err)
+	}
+	mreq := &model.Request{Messages: req.Messages, Tools: req.Tools, Output: a.opts.Output}
+	if !a.opts.Stream {
+		resp, err := a.model.Generate(ctx, mreq)
+		if err != nil {
+			return nil, fmt.Errorf("agent %q: step %d: the model: %w", a.name, step, err)
+		}
+		return resp, nil
+	}
+	var resp *model.Response
+	for c, err := range a.model.Stream(ctx, mreq) {
+		if err != nil {
+			return nil, fmt.Errorf("agent %q: step %d: the model: %w", a.name, step, err)
+		}
+		if c.Text != "" {
+			if err := emit(Event{Kind: KindText, Step: step, Text: c.Text}); err != nil {
+				return nil, err
+			}
+		}
+		if c.Response != nil {
+			resp = c.Response
+		}
+	}
+	if resp == nil {
+		return nil, fmt.Errorf("agent %q: step %d: the model's stream ended without a response", a.name, step)
+	}
+	return resp, nil
+}
