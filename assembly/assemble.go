@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -190,6 +191,10 @@ func (a *assembler) message(i int, ev session.Event) Message {
 type callIDs struct {
 	seen    map[string]bool
 	current map[string]string // renames of the latest answer
+	// next is, per repeated ID, the suffix to try first: every smaller
+	// one is taken, so a model that reuses call_1 in every answer costs
+	// one lookup per answer, not one per earlier answer.
+	next map[string]int
 }
 
 func (c *callIDs) apply(m *Message) {
@@ -200,9 +205,14 @@ func (c *callIDs) apply(m *Message) {
 			id := m.ToolCalls[i].ID
 			if c.seen[id] {
 				n := id
-				for k := 2; c.seen[n]; k++ {
-					n = fmt.Sprintf("%s_%d", id, k)
+				k := max(c.next[id], 2)
+				for ; c.seen[n]; k++ {
+					n = id + "_" + strconv.Itoa(k)
 				}
+				if c.next == nil {
+					c.next = map[string]int{}
+				}
+				c.next[id] = k
 				if c.current == nil {
 					c.current = map[string]string{}
 				}
