@@ -3,127 +3,26 @@ package registry
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/skillkit/skillkit/internal/benchtree"
 	"github.com/skillkit/skillkit/source"
 )
 
-// benchTreeVersion keys the cached benchmark tree; bump it when
-// writeBenchTree changes so stale trees are not reused.
-const benchTreeVersion = "v1"
-
 // benchSkills is the size of the generated tree the performance targets
 // are stated for.
-const benchSkills = 10_000
-
-// benchTree returns a folder holding benchSkills generated skills, each a
-// ≈2 KB SKILL.md plus one reference document. The tree is cached under
-// os.TempDir (keyed by benchTreeVersion) because writing 20,000 files
-// costs more than the benchmarks themselves.
-func benchTree(tb testing.TB) string {
-	tb.Helper()
-	dir := filepath.Join(os.TempDir(), "skillkit-bench-registry-"+benchTreeVersion)
-	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
-		return dir
-	}
-	tmp, err := os.MkdirTemp(os.TempDir(), "skillkit-bench-tmp-")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := writeBenchTree(tmp, benchSkills); err != nil {
-		os.RemoveAll(tmp)
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	// Another process may have won the race; its tree is as good as ours.
-	if err := os.Rename(tmp, dir); err != nil {
-		os.RemoveAll(tmp)
-		if _, statErr := os.Stat(filepath.Join(dir, ".complete")); statErr != nil {
-			tb.Fatalf("installing benchmark tree: %v", err)
-		}
-	}
-	return dir
-}
-
-// writeBenchTree writes n skills named skill-00000 ... into root.
-func writeBenchTree(root string, n int) error {
-	filler := strings.Repeat("Follow the steps below carefully and check every result before moving on. ", 30)
-	for i := range n {
-		name := fmt.Sprintf("skill-%05d", i)
-		dir := filepath.Join(root, name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "---\nname: %s\ndescription: Handles task number %d for the benchmark; use it when the user asks about generated workload %d and its reports.\nlicense: MIT\n---\n\n# %s\n\n", name, i, i, name)
-		for b.Len() < 2000 {
-			b.WriteString(filler[:min(len(filler), 2000-b.Len())])
-		}
-		b.WriteString("\n")
-		if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(b.String()), 0o644); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, "reference.md"), []byte("# Reference\n\n"+filler[:1000]+"\n"), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+const benchSkills = benchtree.Skills
 
 // benchSource returns the generated tree as a source.
 func benchSource(tb testing.TB) []source.Source {
 	tb.Helper()
-	src, err := source.Dir(benchTree(tb), "bench", 0)
+	src, err := source.Dir(benchtree.Dir(tb), "bench", 0)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return []source.Source{src}
-}
-
-// catTime runs cat over paths (every SKILL.md of the tree), as `cat */SKILL.md
-// >/dev/null` would, and returns how long it took. Argument lists longer
-// than maxArgBytes are split the way xargs splits them; the process start
-// is then counted once by subtracting the extra starts (measured with
-// `cat /dev/null`).
-func catTime(tb testing.TB, paths []string) time.Duration {
-	tb.Helper()
-	const maxArgBytes = 1 << 20
-	var batches [][]string
-	var cur []string
-	size := 0
-	for _, p := range paths {
-		if size+len(p)+1 > maxArgBytes && len(cur) > 0 {
-			batches = append(batches, cur)
-			cur, size = nil, 0
-		}
-		cur = append(cur, p)
-		size += len(p) + 1
-	}
-	batches = append(batches, cur)
-	run := func(args []string) time.Duration {
-		cmd := exec.Command("cat", args...)
-		start := time.Now()
-		if err := cmd.Run(); err != nil { // Stdout nil: /dev/null
-			tb.Fatalf("cat: %v", err)
-		}
-		return time.Since(start)
-	}
-	var total time.Duration
-	for _, b := range batches {
-		total += run(b)
-	}
-	if extra := len(batches) - 1; extra > 0 {
-		total -= time.Duration(extra) * run([]string{os.DevNull})
-	}
-	return total
 }
 
 // BenchmarkColdDiscovery measures New on 10,000 skills with no earlier
@@ -133,11 +32,8 @@ func catTime(tb testing.TB, paths []string) time.Duration {
 func BenchmarkColdDiscovery(b *testing.B) {
 	srcs := benchSource(b)
 	ctx := context.Background()
-	paths, err := filepath.Glob(filepath.Join(srcs[0].Path, "*", "SKILL.md"))
-	if err != nil || len(paths) != benchSkills {
-		b.Fatalf("glob found %d SKILL.md files (%v); want %d", len(paths), err, benchSkills)
-	}
-	catTime(b, paths) // warm the page cache
+	paths := benchtree.SkillFiles(b, srcs[0].Path)
+	benchtree.CatTime(b, paths) // warm the page cache
 	var catTotal time.Duration
 	catRuns := 0
 	b.ResetTimer()
@@ -150,7 +46,7 @@ func BenchmarkColdDiscovery(b *testing.B) {
 			b.Fatalf("found %d skills, want %d", n, benchSkills)
 		}
 		b.StopTimer()
-		catTotal += catTime(b, paths)
+		catTotal += benchtree.CatTime(b, paths)
 		catRuns++
 		b.StartTimer()
 	}
