@@ -14,10 +14,7 @@ import (
 // workspace volume, the command) and exit, as a user runs it. It builds
 // the binary first and reports the p50.
 func BenchmarkExecTrueProcess(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "skillkit")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildSkillkit(b)
 	if out, err := exec.Command(bin, "exec", "--", "true").CombinedOutput(); err != nil {
 		b.Skipf("skillkit exec cannot run here: %v\n%s", err, out)
 	}
@@ -35,4 +32,15 @@ func BenchmarkExecTrueProcess(b *testing.B) {
 	b.StopTimer()
 	slices.Sort(d)
 	b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "p50-ms")
+}
+
+// buildSkillkit builds the skillkit binary of this checkout for a
+// benchmark and returns its path.
+func buildSkillkit(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "skillkit")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,10 +18,7 @@ import (
 // listing), alternating in the same run. It reports the mean times and
 // list's ratio to cat (target: ≤ 1.0).
 func BenchmarkListJSONProcess(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "skillkit")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildSkillkit(b)
 	dir := benchtree.Dir(b)
 	paths := benchtree.SkillFiles(b, dir)
 	checkList(b, bin, dir)
