@@ -244,3 +244,24 @@ func BenchmarkRefreshPinned(b *testing.B) {
 	b.ReportMetric(coldPer/1e6, "cold-ms")
 	b.ReportMetric(per/coldPer, "ratio-to-cold")
 }
+
+// BenchmarkListAll measures ListAll on a fresh snapshot of the 10,000
+// generated skills: every skill's files listed on the worker pool, what
+// `skillkit list` does before it prints.
+func BenchmarkListAll(b *testing.B) {
+	srcs := benchSource(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		r, err := New(ctx, srcs, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := r.Snapshot()
+		b.StartTimer()
+		if err := s.ListAll(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

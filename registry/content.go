@@ -9,8 +9,8 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"path"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,7 +35,7 @@ func (s *Snapshot) Digests(ctx context.Context, name string) (*skill.Manifest, e
 	if err != nil {
 		return nil, err
 	}
-	return &skill.Manifest{Files: slices.Clone(m.Files), Bytes: m.Bytes}, nil
+	return &skill.Manifest{Files: slices.Clone(m.Files), Bytes: m.Bytes, Truncated: m.Truncated}, nil
 }
 
 // content is what an entry pins once its files are listed: the listing
@@ -54,8 +54,8 @@ type content struct {
 	exact  bool
 
 	mu   sync.Mutex
-	sums map[string]string // by manifest path
-	docs map[string]string // by manifest path
+	sums map[string]string // by manifest path; nil until the first pin
+	docs map[string]string // by manifest path; nil until the first pin
 
 	digests flight
 	tree    sync.Once
@@ -90,16 +90,20 @@ func (e *entry) list(ctx context.Context) (*content, error) {
 	if e.fsErr != nil {
 		return nil, e.fsErr
 	}
-	rec := &recordFS{fsys: e.fsys, infos: map[string]fs.FileInfo{}}
+	rec := &recordFS{fsys: e.fsys}
+	label := e.sum.Path // the host folder, as DisplayPath names it
+	if label == "" {
+		label = e.src.DisplayPath(e.found.Dir)
+	}
 	start := time.Now()
 	m, diags, err := skill.ReadManifest(ctx, rec, ".",
-		skill.ManifestOptions{Limits: e.reg.opts.Limits, Label: e.src.DisplayPath(e.found.Dir)})
+		skill.ManifestOptions{Limits: e.reg.opts.Limits, Label: label, LimitNames: e.reg.opts.LimitNames, Listed: rec.listed})
 	if err != nil && ctx.Err() != nil {
 		return nil, err
 	}
-	c := &content{m: m, diags: diags, err: stale(err), sums: map[string]string{}, docs: map[string]string{}}
+	c := &content{m: m, diags: diags, err: stale(err)}
 	if err == nil {
-		c.stamps, c.exact = rec.stamps(e.fsys, m, start.Add(-racyWindow))
+		c.stamps, c.exact = rec.stamps(start.Add(-racyWindow))
 	}
 	e.content.Store(c)
 	return c, nil
@@ -147,117 +151,119 @@ func (e *entry) changed() bool {
 }
 
 // recordFS is the skill's file system as the listing sees it, recording
-// each folder's modification time before the folder is read and each
-// file's stat as the listing takes it.
+// each folder's modification time before the folder is read (the stat of
+// the descriptor that is then listed) and, through listed, each listed
+// file's stat as the listing took it.
 type recordFS struct {
-	fsys  fs.FS
-	dirs  []stamp
-	infos map[string]fs.FileInfo
+	fsys fs.FS
+	seen []stamp // folders (size -1) and files, in the order met
 }
 
 func (r *recordFS) Open(name string) (fs.File, error) { return r.fsys.Open(name) }
 
-func (r *recordFS) Stat(name string) (fs.FileInfo, error) {
-	info, err := fs.Stat(r.fsys, name)
-	if err == nil {
-		r.infos[name] = info
-	}
-	return info, err
-}
+func (r *recordFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(r.fsys, name) }
 
 func (r *recordFS) Lstat(name string) (fs.FileInfo, error) { return fs.Lstat(r.fsys, name) }
 
 func (r *recordFS) ReadLink(name string) (string, error) { return fs.ReadLink(r.fsys, name) }
 
+// ReadDir opens the folder once, takes its stamp from the opened folder's
+// own Stat (for a host folder, the fstat of the descriptor) and lists that
+// same open folder, sorted by name as fs.ReadDir sorts: one open where a
+// stat and a listing would open the path twice, and no folder swapped in
+// between them.
 func (r *recordFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	info, err := fs.Stat(r.fsys, name)
+	info, entries, err := readDirStat(r.fsys, name)
 	if err != nil {
 		return nil, err
 	}
-	r.dirs = append(r.dirs, stamp{path: name, size: -1, mod: info.ModTime()})
-	entries, err := fs.ReadDir(r.fsys, name)
-	for i, de := range entries {
-		if de.Type().IsRegular() {
-			entries[i] = recordEntry{de, r, path.Join(name, de.Name())}
-		}
-	}
-	return entries, err
+	r.seen = append(r.seen, stamp{path: name, size: -1, mod: info.ModTime()})
+	return entries, nil
 }
 
-// recordEntry records the stat the listing takes of a regular file.
-type recordEntry struct {
-	fs.DirEntry
-	r    *recordFS
-	path string
+// listed records the stat of a file the manifest lists (at its link-free
+// path p), as skill.ManifestOptions.Listed reports it. SKILL.md itself is
+// left to discovery, which compares it on every Refresh already.
+func (r *recordFS) listed(p string, info fs.FileInfo) {
+	if p == skill.FileName {
+		return
+	}
+	r.seen = append(r.seen, stamp{path: p, size: info.Size(), mod: info.ModTime()})
 }
 
-func (e recordEntry) Info() (fs.FileInfo, error) {
-	info, err := e.DirEntry.Info()
-	if err == nil {
-		e.r.infos[e.path] = info
-	}
-	return info, err
+// dirStatFS is a file system that lists a folder and stats it through
+// one open descriptor (the host file systems of package source).
+type dirStatFS interface {
+	ReadDirStat(name string) (fs.FileInfo, []fs.DirEntry, error)
 }
 
-// stamps returns the stamps of the listed folders and of m's files, and
-// whether they are exact: every time known and older than racy.
-func (r *recordFS) stamps(fsys fs.FS, m *skill.Manifest, racy time.Time) ([]stamp, bool) {
-	out := slices.Clip(r.dirs)
-	exact := true
-	for _, f := range m.Files {
-		if f.Path == skill.FileName && f.Target == "" {
-			continue // discovery compares it on every Refresh already
-		}
-		p := openPath(f)
-		info, ok := r.infos[p]
-		if !ok {
-			var err error
-			if info, err = fs.Stat(fsys, p); err != nil {
-				exact = false
-				continue
-			}
-		}
-		if info.Size() != f.Size {
-			exact = false
-		}
-		out = append(out, stamp{path: p, size: f.Size, mod: info.ModTime()})
+// readDirStat lists the folder name of fsys, sorted by name, and returns
+// the stat of the open folder it listed, taken before the listing.
+func readDirStat(fsys fs.FS, name string) (fs.FileInfo, []fs.DirEntry, error) {
+	if d, ok := fsys.(dirStatFS); ok {
+		return d.ReadDirStat(name)
 	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, ok := f.(fs.ReadDirFile)
+	if !ok || !info.IsDir() {
+		return nil, nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a folder")}
+	}
+	entries, err := dir.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return info, entries, err
+}
+
+// stamps returns the recorded stamps and whether they are exact: every
+// time known and older than racy.
+func (r *recordFS) stamps(racy time.Time) ([]stamp, bool) {
+	out := slices.Clip(r.seen)
 	for _, st := range out {
 		if !st.mod.Before(racy) {
-			exact = false
+			return out, false
 		}
 	}
-	return out, exact
+	return out, true
 }
 
-// pin stores v under k in m (c.sums or c.docs) unless a value is there
+// pin stores v under k in *m (c.sums or c.docs) unless a value is there
 // already, and returns the value kept: one that differs from v means an
 // earlier read pinned other bytes.
-func (c *content) pin(m map[string]string, k, v string) string {
+func (c *content) pin(m *map[string]string, k, v string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := m[k]; ok {
+	if old, ok := (*m)[k]; ok {
 		return old
 	}
-	m[k] = v
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	(*m)[k] = v
 	return v
 }
 
-// pinned returns the value pinned under k in m (c.sums or c.docs).
-func (c *content) pinned(m map[string]string, k string) (string, bool) {
+// pinned returns the value pinned under k in *m (c.sums or c.docs).
+func (c *content) pinned(m *map[string]string, k string) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v, ok := m[k]
+	v, ok := (*m)[k]
 	return v, ok
 }
 
 // digest computes the manifest with every file's digest, reading the
 // files whose digest is not pinned yet.
 func (e *entry) digest(ctx context.Context, c *content) (*skill.Manifest, error) {
-	out := &skill.Manifest{Files: slices.Clone(c.m.Files), Bytes: c.m.Bytes}
+	out := &skill.Manifest{Files: slices.Clone(c.m.Files), Bytes: c.m.Bytes, Truncated: c.m.Truncated}
 	for i := range out.Files {
 		f := &out.Files[i]
-		if sum, ok := c.pinned(c.sums, f.Path); ok {
+		if sum, ok := c.pinned(&c.sums, f.Path); ok {
 			f.SHA256 = sum
 			continue
 		}
@@ -273,7 +279,7 @@ func (e *entry) digest(ctx context.Context, c *content) (*skill.Manifest, error)
 		if err != nil {
 			return nil, err
 		}
-		f.SHA256, _ = c.pinned(c.sums, f.Path)
+		f.SHA256, _ = c.pinned(&c.sums, f.Path)
 	}
 	return out, nil
 }
@@ -423,7 +429,7 @@ func (r *listedFile) check(eof bool) error {
 		}
 	}
 	sum := hex.EncodeToString(r.h.Sum(nil))
-	if pinned := r.c.pin(r.c.sums, r.file.Path, sum); pinned != sum {
+	if pinned := r.c.pin(&r.c.sums, r.file.Path, sum); pinned != sum {
 		return r.e.staleFile(r.file.Path, fmt.Errorf("its sha256 was %s when first read, now %s", pinned, sum))
 	}
 	return io.EOF

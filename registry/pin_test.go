@@ -541,20 +541,24 @@ func TestRefreshPinned(t *testing.T) {
 	}
 }
 
-// TestListingError lists a skill over the files limit: every content
-// method reports the listing's error, and Refresh replaces the skill
-// (its stamps cannot tell a fix), so a fixed skill lists in the next
-// snapshot.
+// TestListingError lists a skill whose SKILL.md grew past the size limit
+// after discovery: every content method reports the listing's error,
+// and Refresh replaces the skill (its stamps cannot tell a fix), so a
+// fixed skill lists in the next snapshot.
 func TestListingError(t *testing.T) {
-	root, reg, _ := hostSkills(t, map[string]string{
-		"s/SKILL.md": skillMD("s", "too many"), "s/a.md": "a", "s/b.md": "b",
-	}, &Options{Limits: skill.Limits{MaxFiles: 2}})
+	body := skillMD("s", "grows")
+	root, reg, _ := hostSkills(t, map[string]string{"s/SKILL.md": body, "s/a.md": "a"},
+		&Options{Limits: skill.Limits{MaxFileSize: int64(len(body))}})
 	s, ctx := reg.Snapshot(), t.Context()
+	if err := os.WriteFile(filepath.Join(root, "s", "SKILL.md"), []byte(body+"more"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	checks := map[string]error{}
 	_, _, checks["Manifest"] = s.Manifest(ctx, "s")
 	_, checks["Docs"] = s.Docs(ctx, "s")
 	_, checks["Digests"] = s.Digests(ctx, "s")
 	_, checks["Files"] = s.Files(ctx, "s")
+	_, checks["ListedFS"] = s.ListedFS(ctx, "s")
 	_, checks["ResolveDocs"] = s.ResolveDocs(ctx, "s", []string{"a.md"})
 	_, checks["DocText"] = s.DocText(ctx, "s", "a.md")
 	_, checks["ReadFile"] = s.ReadFile(ctx, "s", "a.md")
@@ -563,7 +567,7 @@ func TestListingError(t *testing.T) {
 			t.Errorf("%s: %v, want the listing's ErrLimit", method, err)
 		}
 	}
-	if err := os.Remove(filepath.Join(root, "s", "b.md")); err != nil {
+	if err := os.WriteFile(filepath.Join(root, "s", "SKILL.md"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s2, err := reg.Refresh(ctx)
@@ -572,5 +576,145 @@ func TestListingError(t *testing.T) {
 	}
 	if got, err := s2.DocText(ctx, "s", "a.md"); err != nil || got != "a" {
 		t.Errorf("DocText after the fix and Refresh = %q, %v", got, err)
+	}
+}
+
+// TestTruncatedManifest lists skills at and over the files limit through
+// every method of a snapshot: over it, each serves the same truncated
+// manifest (SKILL.md and the files met first), the warning names the
+// setting to raise (the option field, or what LimitNames says), and
+// ListedFS, what a workspace stages, shows only the listed files.
+func TestTruncatedManifest(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		files    []string // besides SKILL.md
+		opts     *Options
+		listed   []string
+		left     []string
+		warnName string // "" for no warning
+	}{
+		{name: "at the limit", files: []string{"a.md", "refs/b.md"}, opts: &Options{Limits: skill.Limits{MaxFiles: 3}},
+			listed: []string{"SKILL.md", "a.md", "refs/b.md"}},
+		{name: "over the limit", files: []string{"a.md", "refs/b.md", "refs/c.md"}, opts: &Options{Limits: skill.Limits{MaxFiles: 3}},
+			listed: []string{"SKILL.md", "a.md", "refs/b.md"}, left: []string{"refs/c.md"}, warnName: "(registry.Options.Limits.MaxFiles) to 4 or more"},
+		{name: "over the limit, the flag named", files: []string{"a.md", "refs/b.md", "refs/c.md"},
+			opts:   &Options{Limits: skill.Limits{MaxFiles: 2}, LimitNames: skill.LimitNames{MaxFiles: "--max-files"}},
+			listed: []string{"SKILL.md", "a.md"}, left: []string{"refs/b.md", "refs/c.md"}, warnName: "(--max-files) to 4 or more"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			tree := map[string]string{"s/SKILL.md": skillMD("s", "d")}
+			for _, f := range c.files {
+				tree["s/"+f] = "text of " + f
+			}
+			writeTree(t, root, tree)
+			src, err := source.Dir(root, "root", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, ctx := newReg(t, []source.Source{src}, c.opts).Snapshot(), t.Context()
+			m, diags, err := s.Manifest(ctx, "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range m.Files {
+				got = append(got, f.Path)
+			}
+			if !slices.Equal(got, c.listed) {
+				t.Errorf("Manifest lists %q, want %q", got, c.listed)
+			}
+			if (m.Truncated != nil) != (len(c.left) > 0) {
+				t.Errorf("Truncated = %+v with %q left out", m.Truncated, c.left)
+			}
+			switch {
+			case c.warnName == "" && len(diags) > 0:
+				t.Errorf("diagnostics %v for a whole skill", diags)
+			case c.warnName != "" && (len(diags) != 1 || !strings.Contains(diags[0].Message, c.warnName)):
+				t.Errorf("diagnostics %v, want one warning naming %q", diags, c.warnName)
+			}
+			d, err := s.Digests(ctx, "s")
+			if err != nil || len(d.Files) != len(c.listed) || (d.Truncated != nil) != (m.Truncated != nil) {
+				t.Errorf("Digests = %+v, %v; want the listed files, flagged alike", d, err)
+			}
+			files, err := s.Files(ctx, "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			staged, err := s.ListedFS(ctx, "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var walked []string
+			if err := fs.WalkDir(staged, ".", func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					walked = append(walked, p)
+				}
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(walked, c.listed) {
+				t.Errorf("ListedFS holds %q, want the listed %q", walked, c.listed)
+			}
+			for _, p := range c.listed {
+				if _, err := s.ReadFile(ctx, "s", p); err != nil {
+					t.Errorf("ReadFile(%s): %v", p, err)
+				}
+				if data, err := fs.ReadFile(staged, p); err != nil || p != "SKILL.md" && string(data) != "text of "+p {
+					t.Errorf("ListedFS ReadFile(%s): %v", p, err)
+				}
+			}
+			for _, p := range c.left {
+				if _, err := s.ReadFile(ctx, "s", p); !errors.Is(err, ErrNotFound) {
+					t.Errorf("ReadFile(%s) = %v, want ErrNotFound: it is not part of the skill", p, err)
+				}
+				if _, err := fs.Stat(files, p); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("Files: Stat(%s) = %v, want fs.ErrNotExist", p, err)
+				}
+				if _, err := fs.Stat(staged, p); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("ListedFS: Stat(%s) = %v, want fs.ErrNotExist", p, err)
+				}
+				if _, err := staged.Open(p); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("ListedFS: Open(%s) = %v, want fs.ErrNotExist", p, err)
+				}
+			}
+		})
+	}
+}
+
+// TestListAll lists every skill of a snapshot at once: afterwards
+// Manifest makes no file-system call, and a skill whose listing fails
+// keeps its error for Manifest.
+func TestListAll(t *testing.T) {
+	body := skillMD("b", "grows")
+	root, reg, tfs := hostSkills(t, map[string]string{
+		"a/SKILL.md": skillMD("a", "d"), "a/x.md": "x", "b/SKILL.md": body, "c/SKILL.md": skillMD("c", "d"),
+	}, &Options{Limits: skill.Limits{MaxFileSize: int64(len(body))}})
+	if err := os.WriteFile(filepath.Join(root, "b", "SKILL.md"), []byte(body+"more"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, ctx := reg.Snapshot(), t.Context()
+	if err := s.ListAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls := func() int { return tfs.prefixed("open", "") + tfs.prefixed("stat", "") + tfs.prefixed("readdir", "") }
+	before := calls()
+	for _, name := range []string{"a", "b", "c"} {
+		m, _, err := s.Manifest(ctx, name)
+		switch {
+		case name == "b" && !errors.Is(err, skill.ErrLimit):
+			t.Errorf("Manifest(b) = %v, want the listing's ErrLimit", err)
+		case name != "b" && (err != nil || len(m.Files) == 0):
+			t.Errorf("Manifest(%s) = %v, %v", name, m, err)
+		}
+	}
+	if got := calls(); got != before {
+		t.Errorf("Manifest after ListAll made %d file-system calls, want none", got-before)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := reg.Snapshot().ListAll(cancelled); !errors.Is(err, context.Canceled) {
+		t.Errorf("ListAll with a cancelled context = %v, want context.Canceled", err)
 	}
 }

@@ -39,8 +39,16 @@ import (
 
 // Options adjusts a Registry. A nil *Options means the defaults.
 type Options struct {
-	// Limits bounds each skill (SKILL.md size, files, bytes).
+	// Limits bounds each skill (SKILL.md size, files, bytes). A skill
+	// over the files or bytes limit keeps the files met first, up to the
+	// limit: its manifest is truncated (skill.Manifest.Truncated) for
+	// every method of a snapshot, with one warning among the manifest's
+	// diagnostics.
 	Limits skill.Limits
+	// LimitNames names, in that warning, the settings that raise the
+	// limits; empty names mean these fields ("registry.Options.Limits.MaxFiles").
+	// A command line puts its flags here.
+	LimitNames skill.LimitNames
 	// Workers is the number of folders read in parallel during discovery
 	// (and of listed skills Refresh checks in parallel); 0 means twice
 	// GOMAXPROCS.
@@ -85,6 +93,12 @@ func New(ctx context.Context, sources []source.Source, opts *Options) (*Registry
 	}
 	if r.opts.MaxReadBytes == 0 {
 		r.opts.MaxReadBytes = DefaultMaxReadBytes
+	}
+	if r.opts.LimitNames.MaxFiles == "" {
+		r.opts.LimitNames.MaxFiles = "registry.Options.Limits.MaxFiles"
+	}
+	if r.opts.LimitNames.MaxBytes == "" {
+		r.opts.LimitNames.MaxBytes = "registry.Options.Limits.MaxBytes"
 	}
 	for _, src := range sources {
 		// Configuration mistakes fail here; a root that cannot be read
@@ -185,16 +199,7 @@ func (r *Registry) renewChanged(all []*entry) bool {
 		return false
 	}
 	changed := make([]bool, len(pinned))
-	next := atomic.Int64{}
-	var wg sync.WaitGroup
-	for range min(r.workers(), len(pinned)) {
-		wg.Go(func() {
-			for j := int(next.Add(1) - 1); j < len(pinned); j = int(next.Add(1) - 1) {
-				changed[j] = all[pinned[j]].changed()
-			}
-		})
-	}
-	wg.Wait()
+	r.each(len(pinned), func(j int) { changed[j] = all[pinned[j]].changed() })
 	renewed := false
 	for j, i := range pinned {
 		if !changed[j] {
@@ -216,6 +221,21 @@ func (r *Registry) workers() int {
 		return r.opts.Workers
 	}
 	return 2 * runtime.GOMAXPROCS(0)
+}
+
+// each calls fn for 0..n-1 on the worker pool and returns when every call
+// has returned.
+func (r *Registry) each(n int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(r.workers(), n) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // build ranks the entries: per name, the first in (rank, source order,

@@ -273,6 +273,28 @@ func (s *Snapshot) Manifest(ctx context.Context, name string) (*skill.Manifest, 
 	return c.m, c.diags, c.err
 }
 
+// ListAll lists the files of every visible skill whose files this
+// snapshot has not listed yet, on the registry's worker pool
+// (Options.Workers), as Manifest would one by one: afterwards Manifest,
+// Docs and the other methods that need a skill's files start without
+// listing it. A skill whose listing fails keeps its error, which Manifest
+// returns; ListAll fails only when ctx ends (listings it cut short are not
+// kept).
+func (s *Snapshot) ListAll(ctx context.Context) error {
+	var todo []*entry
+	for _, e := range s.entries {
+		if e.content.Load() == nil {
+			todo = append(todo, e)
+		}
+	}
+	s.reg.each(len(todo), func(i int) {
+		if ctx.Err() == nil {
+			todo[i].list(ctx)
+		}
+	})
+	return ctx.Err()
+}
+
 // Docs returns the document paths (relative to the skill folder, sorted)
 // of the named skill.
 func (s *Snapshot) Docs(ctx context.Context, name string) ([]string, error) {
@@ -356,7 +378,7 @@ func (s *Snapshot) DocText(ctx context.Context, name, doc string) (string, error
 	if err != nil {
 		return "", err
 	}
-	if text, ok := c.pinned(c.docs, p); ok {
+	if text, ok := c.pinned(&c.docs, p); ok {
 		return text, nil
 	}
 	f, ok := c.m.Lookup(p)
@@ -370,7 +392,7 @@ func (s *Snapshot) DocText(ctx context.Context, name, doc string) (string, error
 	if !utf8.Valid(data) {
 		return "", fmt.Errorf("document %s of skill %q is not valid UTF-8; read it with ReadFile", p, name)
 	}
-	return c.pin(c.docs, p, string(data)), nil
+	return c.pin(&c.docs, p, string(data)), nil
 }
 
 // readCapped reads a whole regular file that must not exceed max bytes.

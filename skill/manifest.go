@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -28,9 +30,11 @@ const maxLinkHops = 40
 type Limits struct {
 	// MaxFileSize caps SKILL.md in bytes (default 1 MiB).
 	MaxFileSize int64
-	// MaxFiles caps the number of files in the manifest (default 512).
+	// MaxFiles caps the number of files in the manifest (default 512);
+	// a skill with more has its manifest truncated (see ReadManifest).
 	MaxFiles int
-	// MaxBytes caps the summed size of the manifest's files (default 16 MiB).
+	// MaxBytes caps the summed size of the manifest's files (default 16
+	// MiB); a skill holding more has its manifest truncated.
 	MaxBytes int64
 }
 
@@ -78,6 +82,80 @@ type File struct {
 type Manifest struct {
 	Files []File
 	Bytes int64
+	// Truncated is set when the skill folder holds more than the limits
+	// allow; Files then holds only the files met first (see ReadManifest).
+	Truncated *Truncation
+}
+
+// Truncation says which limit cut a manifest short, and what the walk
+// saw of the folder.
+//
+// Why a skill over a limit stays usable, truncated, rather than being
+// left out: its instructions (SKILL.md, listed first) and the files that
+// fit are there, and every reader gets the same files — listed, read,
+// served and staged — while the rest of the folder does not belong to
+// the skill, so nothing reads or copies more than the limits allow.
+// Leaving the skill out could not be the same everywhere: discovery,
+// which decides what the catalog offers, reads no folder but SKILL.md
+// (so that a catalog of ten thousand skills costs less than `cat` of
+// their SKILL.md files), and the files are listed only when first
+// needed; a skill could then be offered and later refused. The warning
+// names the limit, how much the folder holds and the setting to raise.
+type Truncation struct {
+	// Limit is the Limits field that was reached: "MaxFiles" (also when
+	// the walk met more entries than it examines, 4 per allowed file plus
+	// 64) or "MaxBytes".
+	Limit string
+	// Max is that limit's value: a file count or a byte count.
+	Max int64
+	// Files and Bytes count the regular files the walk met, those left
+	// out included, and their summed size.
+	Files int
+	Bytes int64
+	// Partial is set when the walk stopped at its bound on examined
+	// entries before it saw the whole folder: Files and Bytes are then
+	// lower bounds.
+	Partial bool
+}
+
+// LimitNames names, in the warning about a truncated manifest, the
+// setting that raises each limit: a command line puts its flags here
+// (say "--max-files"), a library the option field. An empty name means
+// the Limits field itself ("Limits.MaxFiles").
+type LimitNames struct {
+	// MaxFiles names the setting of Limits.MaxFiles.
+	MaxFiles string
+	// MaxBytes names the setting of Limits.MaxBytes.
+	MaxBytes string
+}
+
+// message is the warning about a truncated manifest of the skill whose
+// files were listed (n of them, bytes in all).
+func (t *Truncation) message(n int, bytes int64, names LimitNames) string {
+	kept := fmt.Sprintf("only the first %d files (%d bytes; SKILL.md first, then folder by folder in name order) are listed, read and staged", n, bytes)
+	if t.Limit == "MaxBytes" {
+		name := orDefault(names.MaxBytes, "Limits.MaxBytes")
+		if t.Partial {
+			return fmt.Sprintf("skill holds more than %d bytes (the walk stopped after %d entries), more than the %d bytes a skill may hold: %s; raise the bytes-per-skill limit (%s) to more than %d, or remove large files",
+				t.Bytes, maxEntries(int(t.Max)), t.Max, kept, name, t.Bytes)
+		}
+		return fmt.Sprintf("skill holds %d bytes in %d files, more than the %d bytes a skill may hold: %s; raise the bytes-per-skill limit (%s) to %d or more, or remove large files",
+			t.Bytes, t.Files, t.Max, kept, name, t.Bytes)
+	}
+	name := orDefault(names.MaxFiles, "Limits.MaxFiles")
+	if t.Partial {
+		return fmt.Sprintf("skill has more than %d entries (files, folders and links, counted along every path a link opens; %d files among them), more than the walk examines for the %d files a skill may hold: %s; raise the files-per-skill limit (%s; the walk examines 4 entries per file plus 64), or remove files",
+			maxEntries(int(t.Max)), t.Files, t.Max, kept, name)
+	}
+	return fmt.Sprintf("skill has %d files, more than the %d a skill may hold: %s; raise the files-per-skill limit (%s) to %d or more, or remove files",
+		t.Files, t.Max, kept, name, t.Files)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // Docs returns the paths of the manifest's documents, sorted.
@@ -134,14 +212,29 @@ type ManifestOptions struct {
 	// Label names the skill folder in diagnostics and errors (for example
 	// its host path). Default: dir.
 	Label string
+	// LimitNames names the settings the warning about a truncated
+	// manifest tells the user to raise.
+	LimitNames LimitNames
+	// Listed, when set, is called for each file the manifest lists, with
+	// its link-free path in fsys and the stat the listing took of it (to
+	// tell later, by size and modification time, whether it changed).
+	Listed func(fsPath string, info fs.FileInfo)
 }
 
 // ReadManifest lists the files of the skill whose folder is dir inside
 // fsys. It leaves out ignored directories (IgnoredDir) and nested folders
 // that hold their own SKILL.md (those are other skills). Symlinks are
 // followed only while their target stays inside the skill folder; others
-// are reported as warnings and skipped, and cycles are detected. It
-// returns an error wrapping ErrLimit when the skill exceeds a limit.
+// are reported as warnings and skipped, and cycles are detected.
+//
+// A skill over Limits.MaxFiles or Limits.MaxBytes, or whose walk meets
+// more entries than it examines (4 per allowed file plus 64, folders and
+// links included, counted along every path a link opens), is not an
+// error: the manifest holds the files met first — SKILL.md first, then
+// folder by folder in name order — up to the limit, Manifest.Truncated
+// says which limit and how much the folder holds, and one warning says
+// so, naming the setting to raise (ManifestOptions.LimitNames). A
+// SKILL.md over Limits.MaxFileSize is an error wrapping ErrLimit.
 //
 // Each link is resolved once (Resolve) and a file reached through links
 // records its resolved path as File.Target; files are then opened by
@@ -161,31 +254,46 @@ func ReadManifest(ctx context.Context, fsys fs.FS, dir string, opts ManifestOpti
 	if label == "" {
 		label = dir
 	}
-	w := &walker{ctx: ctx, fsys: fsys, root: path.Clean(dir), lim: lim, hash: opts.Hash, label: label, active: map[string]bool{}}
-	if err := w.walk(w.root, ""); err != nil {
+	w := &walker{ctx: ctx, fsys: fsys, root: path.Clean(dir), lim: lim, hash: opts.Hash, label: label, listed: opts.Listed}
+	if err := w.walk(w.root, ""); err != nil && err != errStopWalk {
 		return nil, w.diags, err
 	}
-	sort.Slice(w.files, func(i, j int) bool { return w.files[i].Path < w.files[j].Path })
-	return &Manifest{Files: w.files, Bytes: w.bytes}, w.diags, nil
+	slices.SortFunc(w.files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	m := &Manifest{Files: w.files, Bytes: w.bytes, Truncated: w.trunc}
+	if t := w.trunc; t != nil {
+		t.Files, t.Bytes = w.seen, w.seenBytes
+		w.diags = append(w.diags, Diagnostic{File: label, Severity: Warning, Message: t.message(len(m.Files), m.Bytes, opts.LimitNames)})
+	}
+	return m, w.diags, nil
 }
 
+// errStopWalk ends a walk that reached its bound on examined entries.
+var errStopWalk = errors.New("walk stopped")
+
 type walker struct {
-	ctx   context.Context
-	fsys  fs.FS
-	root  string
-	lim   Limits
-	hash  bool
-	label string
-	files []File
-	bytes int64
-	diags []Diagnostic
+	ctx    context.Context
+	fsys   fs.FS
+	root   string
+	lim    Limits
+	hash   bool
+	label  string
+	listed func(string, fs.FileInfo)
+	files  []File
+	bytes  int64
+	diags  []Diagnostic
 	// active holds the resolved folders on the current walk path; a link
 	// into one of them is a cycle. A folder reached again by another path
 	// (a link to a sibling) is listed again under that path: not a cycle.
-	active map[string]bool
+	// It is as long as the walk is deep.
+	active []string
 	// entries counts directory entries examined, along every path a link
 	// opens, so links that fan out cannot make the walk explode.
 	entries int
+	// trunc is set once a limit is reached: later files are only counted,
+	// in seen and seenBytes (every regular file met).
+	trunc     *Truncation
+	seen      int
+	seenBytes int64
 }
 
 func (w *walker) warn(rel, format string, args ...any) {
@@ -198,20 +306,37 @@ func (w *walker) walk(fsDir, rel string) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	w.active[fsDir] = true
-	defer delete(w.active, fsDir)
+	w.active = append(w.active, fsDir)
+	defer func() { w.active = w.active[:len(w.active)-1] }()
 	entries, err := fs.ReadDir(w.fsys, fsDir)
 	if err != nil {
 		return fmt.Errorf("reading skill folder %s: %w", path.Join(w.label, rel), err)
 	}
+	if rel != "" && slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == FileName }) {
+		// A nested skill is a skill of its own: not part of this one, and
+		// not discovered either (discovery does not search inside skill
+		// folders), so say so. Its listing tells, without another stat.
+		w.warn(rel, "folder holds its own SKILL.md: it is a separate skill, left out of this one and not discovered inside it; move it beside this skill to use it")
+		return nil
+	}
+	if rel == "" {
+		// SKILL.md first, so that a manifest cut at a limit keeps it.
+		if i := slices.IndexFunc(entries, func(e fs.DirEntry) bool { return e.Name() == FileName }); i > 0 {
+			entries = slices.Concat(entries[i:i+1], entries[:i], entries[i+1:])
+		}
+	}
 	for _, e := range entries {
 		w.entries++
-		if max := w.maxEntries(); w.entries > max {
-			return fmt.Errorf("skill %s has more than %d entries (files, folders and links, counted along every path a link opens); remove some or raise the files-per-skill limit: %w", w.label, max, ErrLimit)
+		if w.entries > w.maxEntries() {
+			if w.trunc == nil {
+				w.trunc = &Truncation{Limit: "MaxFiles", Max: int64(w.lim.MaxFiles)}
+			}
+			w.trunc.Partial = true
+			return errStopWalk
 		}
 		name := e.Name()
-		fsPath := path.Join(fsDir, name)
-		relPath := path.Join(rel, name)
+		fsPath := joinName(fsDir, name)
+		relPath := joinName(rel, name)
 		typ := e.Type()
 		var info fs.FileInfo
 		if typ&fs.ModeSymlink != 0 {
@@ -234,15 +359,8 @@ func (w *walker) walk(fsDir, rel string) error {
 			if IgnoredDir(name) {
 				continue
 			}
-			if w.active[fsPath] || isAncestor(fsPath, fsDir) {
+			if slices.Contains(w.active, fsPath) || isAncestor(fsPath, fsDir) {
 				w.warn(relPath, "symlink cycle: %s leads back to a folder already listed; skipped", relPath)
-				continue
-			}
-			if _, err := fs.Lstat(w.fsys, path.Join(fsPath, FileName)); err == nil {
-				// A nested skill is a skill of its own: not part of this
-				// one, and not discovered either (discovery does not search
-				// inside skill folders), so say so.
-				w.warn(relPath, "folder holds its own SKILL.md: it is a separate skill, left out of this one and not discovered inside it; move it beside this skill to use it")
 				continue
 			}
 			if err := w.walk(fsPath, relPath); err != nil {
@@ -258,7 +376,7 @@ func (w *walker) walk(fsDir, rel string) error {
 				w.warn(relPath, "not a regular file (%v); skipped", info.Mode().Type())
 				continue
 			}
-			if err := w.add(fsPath, relPath, info.Size()); err != nil {
+			if err := w.add(fsPath, relPath, info); err != nil {
 				return err
 			}
 		default:
@@ -270,27 +388,44 @@ func (w *walker) walk(fsDir, rel string) error {
 
 // maxEntries is the bound on examined entries: generous next to MaxFiles
 // (folders, ignored trees and links count too) but finite.
-func (w *walker) maxEntries() int { return 4*w.lim.MaxFiles + 64 }
+func (w *walker) maxEntries() int { return maxEntries(w.lim.MaxFiles) }
 
-// add lists the regular file at fsPath (link-free) as rel, size bytes.
-func (w *walker) add(fsPath, rel string, size int64) error {
+// maxEntries is the walk's bound on examined entries for a limit of
+// maxFiles files: 4 per file plus 64, at most math.MaxInt.
+func maxEntries(maxFiles int) int {
+	if maxFiles > (math.MaxInt-64)/4 {
+		return math.MaxInt
+	}
+	return 4*maxFiles + 64
+}
+
+// add lists the regular file at fsPath (link-free), of the stat info, as
+// rel.
+func (w *walker) add(fsPath, rel string, info fs.FileInfo) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	if len(w.files) >= w.lim.MaxFiles {
-		return fmt.Errorf("skill %s has more than %d files; remove files or raise the files-per-skill limit: %w", w.label, w.lim.MaxFiles, ErrLimit)
-	}
-	f := File{Path: rel, Size: size, Doc: IsDoc(rel)}
-	if fsPath != path.Join(w.root, rel) {
-		f.Target = fsPath
-	}
+	size := info.Size()
 	if rel == FileName && size > w.lim.MaxFileSize {
 		return fmt.Errorf("%s is %d bytes, over the %d-byte SKILL.md limit; move material into reference files: %w", path.Join(w.label, rel), size, w.lim.MaxFileSize, ErrLimit)
 	}
-	w.bytes += f.Size
-	if w.bytes > w.lim.MaxBytes {
-		return fmt.Errorf("skill %s holds more than %d bytes; remove large files or raise the bytes-per-skill limit: %w", w.label, w.lim.MaxBytes, ErrLimit)
+	w.seen++
+	w.seenBytes += size
+	switch {
+	case w.trunc != nil:
+		return nil // only counted
+	case len(w.files) >= w.lim.MaxFiles:
+		w.trunc = &Truncation{Limit: "MaxFiles", Max: int64(w.lim.MaxFiles)}
+		return nil
+	case w.bytes+size > w.lim.MaxBytes:
+		w.trunc = &Truncation{Limit: "MaxBytes", Max: w.lim.MaxBytes}
+		return nil
 	}
+	f := File{Path: rel, Size: size, Doc: IsDoc(rel)}
+	if fsPath != joinName(w.root, rel) {
+		f.Target = fsPath
+	}
+	w.bytes += f.Size
 	if w.hash {
 		sum, err := hashListed(w.fsys, fsPath, size)
 		if err != nil {
@@ -299,7 +434,19 @@ func (w *walker) add(fsPath, rel string, size int64) error {
 		f.SHA256 = sum
 	}
 	w.files = append(w.files, f)
+	if w.listed != nil {
+		w.listed(fsPath, info)
+	}
 	return nil
+}
+
+// joinName joins a clean slash path in fsys ("." for the top) and a
+// name, or a path below it, without cleaning again.
+func joinName(dir, name string) string {
+	if dir == "." || dir == "" {
+		return name
+	}
+	return dir + "/" + name
 }
 
 // HashFile returns the hex SHA-256 of one file in fsys.

@@ -325,75 +325,113 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestReadManifestFileLimit(t *testing.T) {
+// TestReadManifestLimits lists skills at and over the per-skill limits:
+// at a limit the manifest is whole; over it, it holds the files met
+// first (SKILL.md first) up to the limit, says which limit cut it and how
+// much the folder holds, and one warning names the setting to raise.
+func TestReadManifestLimits(t *testing.T) {
+	refs := func(n int) map[string]string { // SKILL.md and n-1 more files
+		tree := map[string]string{"SKILL.md": skillMD}
+		for i := 1; i < n; i++ {
+			tree[fmt.Sprintf("refs/%04d.md", i)] = ""
+		}
+		return tree
+	}
 	for _, c := range []struct {
-		name  string
-		limit int
-		files int
+		name      string
+		tree      map[string]string
+		sparse    map[string]int64 // files made this size without writing it
+		opts      ManifestOptions
+		files     int         // listed
+		trunc     *Truncation // nil: whole
+		warn      []string    // in the one warning
+		mustKeep  []string    // listed paths
+		mustLeave []string    // paths left out
 	}{
-		{"custom", 5, 5},
-		{"default", 0, DefaultMaxFiles},
+		{name: "512 files at the default limit", tree: refs(512), files: 512},
+		{name: "513 files over the default limit", tree: refs(513), files: 512,
+			trunc:    &Truncation{Limit: "MaxFiles", Max: 512, Files: 513, Bytes: int64(len(skillMD))},
+			warn:     []string{"skill has 513 files, more than the 512 a skill may hold", "only the first 512 files", "raise the files-per-skill limit (Limits.MaxFiles) to 513 or more"},
+			mustKeep: []string{"SKILL.md", "refs/0511.md"}, mustLeave: []string{"refs/0512.md"}},
+		{name: "5 files at a limit of 5", tree: refs(5), opts: ManifestOptions{Limits: Limits{MaxFiles: 5}}, files: 5},
+		{name: "6 files over a limit of 5, the flag named", tree: refs(6),
+			opts:  ManifestOptions{Limits: Limits{MaxFiles: 5}, LimitNames: LimitNames{MaxFiles: "--max-files"}},
+			files: 5, trunc: &Truncation{Limit: "MaxFiles", Max: 5, Files: 6, Bytes: int64(len(skillMD))},
+			warn: []string{"skill has 6 files, more than the 5", "(--max-files) to 6 or more"}},
+		{name: "SKILL.md is kept though other names sort first",
+			tree: map[string]string{"SKILL.md": skillMD, "AAA.md": "a", "BBB.md": "b", "Cdir/x.md": "x"},
+			opts: ManifestOptions{Limits: Limits{MaxFiles: 2}}, files: 2,
+			trunc:    &Truncation{Limit: "MaxFiles", Max: 2, Files: 4, Bytes: int64(len(skillMD)) + 3},
+			mustKeep: []string{"SKILL.md", "AAA.md"}, mustLeave: []string{"BBB.md", "Cdir/x.md"}},
+		{name: "100 bytes at a limit of 100",
+			tree: map[string]string{"SKILL.md": skillMD, "a.bin": strings.Repeat("x", 100-len(skillMD))},
+			opts: ManifestOptions{Limits: Limits{MaxBytes: 100}, Hash: true}, files: 2},
+		{name: "101 bytes over a limit of 100",
+			tree: map[string]string{"SKILL.md": skillMD, "a.bin": strings.Repeat("x", 100-len(skillMD)), "b.bin": "x"},
+			opts: ManifestOptions{Limits: Limits{MaxBytes: 100}, Hash: true, Label: "pdf"}, files: 2,
+			trunc:     &Truncation{Limit: "MaxBytes", Max: 100, Files: 3, Bytes: 101},
+			warn:      []string{"skill holds 101 bytes in 3 files, more than the 100 bytes", "(Limits.MaxBytes) to 101 or more"},
+			mustLeave: []string{"b.bin"}},
+		{name: "16 MiB at the default", tree: map[string]string{"SKILL.md": skillMD, "assets/big.bin": ""},
+			sparse: map[string]int64{"assets/big.bin": DefaultMaxBytes - int64(len(skillMD))}, files: 2},
+		{name: "16 MiB + 1 over the default", tree: map[string]string{"SKILL.md": skillMD, "assets/big.bin": ""},
+			sparse: map[string]int64{"assets/big.bin": DefaultMaxBytes - int64(len(skillMD)) + 1}, files: 1,
+			trunc:    &Truncation{Limit: "MaxBytes", Max: DefaultMaxBytes, Files: 2, Bytes: DefaultMaxBytes + 1},
+			warn:     []string{"more than the 16777216 bytes a skill may hold"},
+			mustKeep: []string{"SKILL.md"}, mustLeave: []string{"assets/big.bin"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root := t.TempDir()
-			tree := map[string]string{"SKILL.md": skillMD}
-			for i := 1; i < c.files; i++ {
-				tree[fmt.Sprintf("refs/%04d.md", i)] = ""
+			writeTree(t, root, c.tree)
+			for rel, size := range c.sparse {
+				if err := os.Truncate(filepath.Join(root, filepath.FromSlash(rel)), size); err != nil {
+					t.Fatal(err)
+				}
 			}
-			writeTree(t, root, tree)
-			opts := ManifestOptions{Limits: Limits{MaxFiles: c.limit}}
-			m, _, err := ReadManifest(context.Background(), os.DirFS(root), ".", opts)
+			m, diags, err := ReadManifest(context.Background(), os.DirFS(root), ".", c.opts)
 			if err != nil {
-				t.Fatalf("%d files at a limit of %d: %v", c.files, c.files, err)
+				t.Fatalf("ReadManifest: %v; a skill over a limit is truncated, not an error", err)
 			}
 			if len(m.Files) != c.files {
-				t.Fatalf("got %d files, want %d", len(m.Files), c.files)
+				t.Errorf("%d files listed, want %d", len(m.Files), c.files)
 			}
-			writeTree(t, root, map[string]string{"one-more.txt": ""})
-			_, _, err = ReadManifest(context.Background(), os.DirFS(root), ".", opts)
-			if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), fmt.Sprintf("more than %d files", c.files)) {
-				t.Fatalf("%d files: err = %v, want ErrLimit naming the limit", c.files+1, err)
+			if diff := cmp.Diff(c.trunc, m.Truncated); diff != "" {
+				t.Errorf("Truncated (-want +got):\n%s", diff)
+			}
+			var sum int64
+			for _, f := range m.Files {
+				sum += f.Size
+			}
+			if sum != m.Bytes {
+				t.Errorf("Bytes = %d, the listed files hold %d", m.Bytes, sum)
+			}
+			var warnings []string
+			for _, d := range diags {
+				warnings = append(warnings, d.String())
+			}
+			switch {
+			case c.trunc == nil && len(warnings) > 0:
+				t.Errorf("warnings %q for a whole manifest", warnings)
+			case c.trunc != nil && len(warnings) != 1:
+				t.Fatalf("warnings %q, want exactly one", warnings)
+			}
+			for _, w := range c.warn {
+				if !strings.Contains(warnings[0], w) {
+					t.Errorf("warning %q lacks %q", warnings[0], w)
+				}
+			}
+			for _, p := range c.mustKeep {
+				if _, ok := m.Lookup(p); !ok {
+					t.Errorf("%s not listed", p)
+				}
+			}
+			for _, p := range c.mustLeave {
+				if _, ok := m.Lookup(p); ok {
+					t.Errorf("%s listed, want it left out", p)
+				}
 			}
 		})
 	}
-}
-
-func TestReadManifestByteLimit(t *testing.T) {
-	ctx := context.Background()
-	t.Run("custom", func(t *testing.T) {
-		root := t.TempDir()
-		writeTree(t, root, map[string]string{"SKILL.md": skillMD, "a.bin": strings.Repeat("x", 100-len(skillMD))})
-		opts := ManifestOptions{Limits: Limits{MaxBytes: 100}, Hash: true}
-		m, _, err := ReadManifest(ctx, os.DirFS(root), ".", opts)
-		if err != nil || m.Bytes != 100 {
-			t.Fatalf("exactly 100 bytes: m=%v err=%v", m, err)
-		}
-		writeTree(t, root, map[string]string{"b.bin": "x"})
-		if _, _, err := ReadManifest(ctx, os.DirFS(root), ".", opts); !errors.Is(err, ErrLimit) {
-			t.Fatalf("101 bytes: err = %v, want ErrLimit", err)
-		}
-	})
-	t.Run("default", func(t *testing.T) {
-		// Sparse files: the default 16 MiB costs no disk and, without
-		// hashing, no reads.
-		root := t.TempDir()
-		writeTree(t, root, map[string]string{"SKILL.md": skillMD, "assets/big.bin": ""})
-		big := filepath.Join(root, "assets", "big.bin")
-		if err := os.Truncate(big, DefaultMaxBytes-int64(len(skillMD))); err != nil {
-			t.Fatal(err)
-		}
-		m, _, err := ReadManifest(ctx, os.DirFS(root), ".", ManifestOptions{})
-		if err != nil || m.Bytes != DefaultMaxBytes {
-			t.Fatalf("exactly 16 MiB: m=%v err=%v", m, err)
-		}
-		if err := os.Truncate(big, DefaultMaxBytes-int64(len(skillMD))+1); err != nil {
-			t.Fatal(err)
-		}
-		_, _, err = ReadManifest(ctx, os.DirFS(root), ".", ManifestOptions{Label: "pdf"})
-		if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "skill pdf holds more than 16777216 bytes") {
-			t.Fatalf("16 MiB + 1: err = %v, want ErrLimit naming the skill and limit", err)
-		}
-	})
 }
 
 func TestReadManifestSkillFileLimit(t *testing.T) {
@@ -428,19 +466,26 @@ func TestReadManifestSkillFileLimit(t *testing.T) {
 
 func TestReadManifestEntryLimit(t *testing.T) {
 	// Folder links that fan out (every level links twice to the next)
-	// would make the walk exponential; the entry bound stops it.
+	// would make the walk exponential; the entry bound stops it, and the
+	// manifest is truncated at what was met by then.
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{"SKILL.md": skillMD})
-	if err := os.Mkdir(filepath.Join(root, "l20"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeTree(t, root, map[string]string{"SKILL.md": skillMD, "l20/leaf.md": "leaf"})
 	for i := 0; i < 20; i++ {
 		symlink(t, root, fmt.Sprintf("../l%d", i+1), fmt.Sprintf("l%d/a", i))
 		symlink(t, root, fmt.Sprintf("../l%d", i+1), fmt.Sprintf("l%d/b", i))
 	}
-	_, _, err := ReadManifest(context.Background(), os.DirFS(root), ".", ManifestOptions{})
-	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "entries") {
-		t.Fatalf("err = %v, want ErrLimit on entries", err)
+	m, diags, err := ReadManifest(context.Background(), os.DirFS(root), ".", ManifestOptions{})
+	if err != nil {
+		t.Fatalf("ReadManifest: %v; want a truncated manifest", err)
+	}
+	if m.Truncated == nil || !m.Truncated.Partial || m.Truncated.Limit != "MaxFiles" {
+		t.Fatalf("Truncated = %+v, want a partial walk cut at the entry bound of MaxFiles", m.Truncated)
+	}
+	if _, ok := m.Lookup(FileName); !ok {
+		t.Errorf("SKILL.md not listed")
+	}
+	if len(diags) != 1 || !strings.Contains(diags[0].Message, "more than 2112 entries") {
+		t.Errorf("diagnostics %v, want one warning naming the entry bound", diags)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -383,6 +384,27 @@ func (h *hostFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	return entries, nil
 }
 
+// ReadDirStat lists the folder name, sorted by name, and returns its stat:
+// one descriptor is opened, fstat'ed before it is listed, listed and
+// closed, so the stat and the listing are of the same folder. A skill's
+// listing (registry) stamps each folder with that stat.
+func (h *hostFS) ReadDirStat(name string) (fs.FileInfo, []fs.DirEntry, error) {
+	fd, err := h.open("readdir", name, dirFlags)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unix.Close(fd)
+	info := &fileInfo{name: path.Base(name)}
+	if err := fstat(fd, &info.st); err != nil {
+		return nil, nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
+	}
+	entries, err := readDirFD(fd)
+	if err != nil {
+		return nil, nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
+	}
+	return info, entries, nil
+}
+
 // Sub returns the file system rooted at dir, a folder of h (which must not
 // be reached through a link).
 func (h *hostFS) Sub(dir string) (fs.FS, error) {
@@ -397,11 +419,17 @@ func (h *hostFS) Sub(dir string) (fs.FS, error) {
 	return &sub, nil
 }
 
+// direntBufs holds the buffers readDirFD reads directory entries into: a
+// listing of many small folders would otherwise allocate one per folder.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 8192); return &b }}
+
 // readDirFD lists the open folder fd: every name, with an lstat relative
 // to fd, sorted by name. Entries removed while listing are left out.
 func readDirFD(fd int) ([]fs.DirEntry, error) {
 	var names []string
-	buf := make([]byte, 8192)
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
 	for {
 		n, err := retry(func() (int, error) { return unix.ReadDirent(fd, buf) })
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/sandbox"
+	"github.com/skillkit/skillkit/skill"
 	"github.com/skillkit/skillkit/workspace"
 )
 
@@ -134,6 +135,20 @@ func notes(res *sandbox.Result, timeout time.Duration, l sandbox.Limits) []strin
 	return n
 }
 
+// truncatedNote says that the staged copy of skill name holds only the
+// files of its truncated manifest m.
+func truncatedNote(name string, m *skill.Manifest) string {
+	t := m.Truncated
+	what := fmt.Sprintf("%d files", t.Files)
+	if t.Limit == "MaxBytes" {
+		what = fmt.Sprintf("%d bytes", t.Bytes)
+	}
+	if t.Partial {
+		what = "more than " + what
+	}
+	return fmt.Sprintf("skill %s holds %s, more than a skill may hold: only %d of its files (%d bytes) were staged in skills/%s; the others are not part of the skill", name, what, len(m.Files), m.Bytes, name)
+}
+
 // Executor stages skills, runs one command and collects its outputs in a
 // workspace, holding the workspace lock throughout. The workspace_exec tool
 // and the `skillkit exec` command share it, so both behave alike.
@@ -235,7 +250,9 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 		if snap == nil {
 			return nil, fmt.Errorf("tools: stage skill %q: no skills snapshot", name)
 		}
-		src, err := snap.FS(name)
+		// The skill's manifest is what is staged: a skill over the
+		// per-skill limits is staged as every reader sees it, truncated.
+		src, err := snap.ListedFS(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("tools: stage skill %q: %w", name, err)
 		}
@@ -250,6 +267,9 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 			stageNotes = append(stageNotes, fmt.Sprintf("skills/%s/%s was not staged: %s", name, sk.Path, sk.Reason))
 		}
 		staged[name] = true
+		if m, _, err := snap.Manifest(ctx, name); err == nil && m.Truncated != nil {
+			stageNotes = append(stageNotes, truncatedNote(name, m))
+		}
 	}
 	run, err := ws.NewRun(ctx, skillOfDir(dir, staged))
 	if err != nil {

@@ -65,6 +65,7 @@ func newCatalog(env *Env) *cobra.Command {
 	cmd.Flags().IntVar(&maxDesc, "max-description", catalog.DefaultDescriptionMaxLength, "cap on each description, in UTF-16 code units (at least 3)")
 	cmd.Flags().IntVar(&budget, "budget-tokens", 0, "fit the catalog within this many tokens (0: no budget)")
 	addDepthFlag(cmd, env)
+	addLimitFlags(cmd, env, false)
 	return cmd
 }
 
@@ -111,5 +112,6 @@ func newShow(env *Env) *cobra.Command {
 		},
 	}
 	addDepthFlag(cmd, env)
+	addLimitFlags(cmd, env, false)
 	return cmd
 }

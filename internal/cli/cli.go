@@ -40,6 +40,12 @@ type Env struct {
 	// depth is the --depth flag of the commands that search roots (every
 	// registration sets it to the default first).
 	depth int
+	// maxFiles and maxBytes are the per-skill limit flags of the commands
+	// that read skills, when limitFlags says they were registered
+	// (addLimitFlags).
+	maxFiles   int
+	maxBytes   int64
+	limitFlags bool
 }
 
 // addDepthFlag gives cmd the --depth flag.
@@ -166,9 +172,14 @@ func (env *Env) defaultRoots() ([]source.Source, error) {
 }
 
 // openRegistry builds a registry over the given roots (or the default
-// roots) and prints discovery diagnostics to stderr.
+// roots), with the per-skill limits of the flags, and prints discovery
+// diagnostics to stderr.
 func openRegistry(ctx context.Context, env *Env, roots []string) (*registry.Registry, error) {
 	depth, err := env.searchDepth()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := env.registryOptions()
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +201,7 @@ func openRegistry(ctx context.Context, env *Env, roots []string) (*registry.Regi
 	for i := range sources {
 		sources[i].MaxDepth = depth
 	}
-	reg, err := registry.New(ctx, sources, nil)
+	reg, err := registry.New(ctx, sources, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -123,6 +123,7 @@ func newExec(env *Env) *cobra.Command {
 		},
 	}
 	addDepthFlag(cmd, env)
+	addLimitFlags(cmd, env, false)
 	fl := cmd.Flags()
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
 	fl.StringArrayVar(&f.skills, "skill", nil, "stage this skill into skills/NAME (repeatable)")
@@ -263,6 +264,7 @@ func execSnapshot(ctx context.Context, env *Env, skills, roots []string) (*regis
 			return nil, fmt.Errorf("exec: --skill %q is given twice; name each skill once", name)
 		}
 		seen[name] = true
+		printListing(ctx, env.Stderr, snap, name) // what staging copies
 	}
 	return snap, nil
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,10 @@ type listItem struct {
 	Files          int    `json:"files"`
 	Bytes          int64  `json:"bytes"`
 	Docs           int    `json:"docs"`
+	// FilesTruncated is set when the skill holds more files or bytes than
+	// the per-skill limits allow: files, bytes and docs count the files
+	// that fit, the ones every command reads and stages.
+	FilesTruncated bool   `json:"files_truncated,omitempty"`
 	ShadowedBy     string `json:"shadowed_by,omitempty"`
 	Error          string `json:"error,omitempty"`
 }
@@ -43,7 +48,12 @@ func newList(env *Env) *cobra.Command {
 				return err
 			}
 			snap := reg.Snapshot()
-			var items []listItem
+			// Every skill's files are listed on the registry's workers
+			// first; describe then reads what they pinned.
+			if err := snap.ListAll(ctx); err != nil {
+				return err
+			}
+			items := make([]listItem, 0, snap.Len())
 			for _, s := range snap.Summaries() {
 				items = append(items, describe(cmd, snap, s, ""))
 			}
@@ -56,20 +66,18 @@ func newList(env *Env) *cobra.Command {
 						// The registry serves only winners; count the loser's
 						// files straight from its folder, read as the
 						// registry reads it: without following links.
-						if m, err := shadowedManifest(ctx, it.Path); err != nil {
+						if m, err := shadowedManifest(ctx, env, it.Path); err != nil {
 							it.Error = err.Error()
 						} else {
 							it.Files, it.Bytes, it.Docs = len(m.Files), m.Bytes, len(m.Docs())
+							it.FilesTruncated = m.Truncated != nil
 						}
 					}
 					items = append(items, it)
 				}
 			}
-			if items == nil {
-				items = []listItem{}
-			}
 			if asJSON {
-				return printJSON(env.Stdout, items)
+				return writeListJSON(env.Stdout, items)
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tSOURCE\tFILES\tFLAGS\tPATH")
@@ -84,6 +92,9 @@ func newList(env *Env) *cobra.Command {
 				if it.ShadowedBy != "" {
 					flags += "shadowed "
 				}
+				if it.FilesTruncated {
+					flags += "truncated "
+				}
 				if flags == "" {
 					flags = "-"
 				}
@@ -95,6 +106,7 @@ func newList(env *Env) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
 	cmd.Flags().BoolVar(&all, "all", false, "also list shadowed skills")
 	addDepthFlag(cmd, env)
+	addLimitFlags(cmd, env, false)
 	return cmd
 }
 
@@ -102,27 +114,47 @@ func newList(env *Env) *cobra.Command {
 // source.Dir, which opens beneath the folder without following symbolic
 // links and with O_NONBLOCK (links inside the skill are resolved once by
 // ReadManifest; the folder's own path may be a link, as discovery allows).
-func shadowedManifest(ctx context.Context, dir string) (*skill.Manifest, error) {
+//
+// Its warnings are not printed: a shadowed skill is not used, and its
+// files count as the registry would count them (truncated at the same
+// limits), which files_truncated tells.
+func shadowedManifest(ctx context.Context, env *Env, dir string) (*skill.Manifest, error) {
+	opts, err := env.registryOptions()
+	if err != nil {
+		return nil, err
+	}
 	src, err := source.Dir(dir, dir, 0)
 	if err != nil {
 		return nil, err
 	}
-	m, _, err := skill.ReadManifest(ctx, src.FS, ".", skill.ManifestOptions{Label: dir})
+	m, _, err := skill.ReadManifest(ctx, src.FS, ".", skill.ManifestOptions{Limits: opts.Limits, Label: dir})
 	return m, err
 }
 
 func describe(cmd *cobra.Command, snap *registry.Snapshot, s skill.Summary, shadowedBy string) listItem {
 	it := listItem{Name: s.Name, Description: s.Description, Path: s.Path, Source: s.Source, Rank: s.Rank,
 		ModelInvocable: s.ModelInvocable, UserInvocable: s.UserInvocable, ShadowedBy: shadowedBy}
-	m, diags, err := snap.Manifest(cmd.Context(), s.Name)
-	for _, d := range diags {
-		fmt.Fprintln(cmd.ErrOrStderr(), d.String())
-	}
+	m, err := printListing(cmd.Context(), cmd.ErrOrStderr(), snap, s.Name)
 	if err != nil {
 		it.Error = err.Error()
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: error: %v\n", s.Path, err)
 		return it
 	}
 	it.Files, it.Bytes, it.Docs = len(m.Files), m.Bytes, len(m.Docs())
+	it.FilesTruncated = m.Truncated != nil
 	return it
+}
+
+// printListing lists the files of the skill name and prints what the
+// listing reported to w, once: its warnings (among them, for a skill over
+// the per-skill limits, the one that says what was left out and which
+// flag raises the limit) and its error. It returns the manifest or that
+// error.
+func printListing(ctx context.Context, w io.Writer, snap *registry.Snapshot, name string) (*skill.Manifest, error) {
+	m, diags, err := snap.Manifest(ctx, name)
+	printDiagnostics(w, diags)
+	if err != nil {
+		fmt.Fprintf(w, "skillkit: error: skill %s: %v\n", name, err)
+		return nil, err
+	}
+	return m, nil
 }

@@ -65,6 +65,7 @@ func newSession(env *Env) *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&f.store, "store", defaultStorePath(env), "session store file (SQLite)")
 	cmd.PersistentFlags().StringVar(&f.agent, "agent", "default", "agent name; each agent has its own loaded skills")
+	addLimitFlags(cmd, env, true)
 	cmd.AddCommand(sessionNew(env, f), sessionUser(env, f), sessionCall(env, f), sessionPrompt(env, f),
 		sessionShow(env, f), sessionList(env, f), sessionRemove(env, f))
 	return cmd
@@ -166,6 +167,10 @@ func (c sessionConfig) options(reg *registry.Registry) *conversation.Options {
 // registryFor opens the registry over a session's stored roots; roots
 // that have disappeared are reported and skipped.
 func registryFor(ctx context.Context, env *Env, roots []string) (*registry.Registry, error) {
+	opts, err := env.registryOptions()
+	if err != nil {
+		return nil, err
+	}
 	var srcs []source.Source
 	for i, r := range roots {
 		src, err := source.Dir(r, r, i)
@@ -175,7 +180,7 @@ func registryFor(ctx context.Context, env *Env, roots []string) (*registry.Regis
 		}
 		srcs = append(srcs, src)
 	}
-	return registry.New(ctx, srcs, nil)
+	return registry.New(ctx, srcs, opts)
 }
 
 func sessionNew(env *Env, f *sessionFlags) *cobra.Command {

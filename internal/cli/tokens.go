@@ -128,5 +128,6 @@ func newTokens(env *Env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	addDepthFlag(cmd, env)
+	addLimitFlags(cmd, env, false)
 	return cmd
 }
