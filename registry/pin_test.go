@@ -718,3 +718,57 @@ func TestListAll(t *testing.T) {
 		t.Errorf("ListAll with a cancelled context = %v, want context.Canceled", err)
 	}
 }
+
+// TestListedFSLinks checks what ListedFS keeps of a skill with links: a
+// link to a listed file and a link to a listed folder are there as links
+// (what staging recreates), a link out of the skill and a nested skill's
+// folder are not.
+func TestListedFSLinks(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	writeTree(t, root, map[string]string{
+		"s/SKILL.md": skillMD("s", "d"), "s/references/guide.md": "guide", "s/sub/SKILL.md": skillMD("sub", "nested"),
+	})
+	writeTree(t, outside, map[string]string{"secret.md": "secret"})
+	for link, target := range map[string]string{
+		"s/alias.md": "references/guide.md", "s/docs": "references", "s/leak.md": filepath.Join(outside, "secret.md"),
+	} {
+		if err := os.Symlink(target, filepath.Join(root, filepath.FromSlash(link))); err != nil {
+			t.Skipf("symlinks unavailable: %v", err)
+		}
+	}
+	src, err := source.Dir(root, "root", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newReg(t, []source.Source{src}, nil).Snapshot()
+	l, err := s.ListedFS(t.Context(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lfs := l.(fs.ReadLinkFS)
+	for link, target := range map[string]string{"alias.md": "references/guide.md", "docs": "references"} {
+		info, err := lfs.Lstat(link)
+		if err != nil || info.Mode()&fs.ModeSymlink == 0 {
+			t.Errorf("Lstat(%s) = %v, %v; want the link", link, info, err)
+		}
+		if got, err := lfs.ReadLink(link); err != nil || got != target {
+			t.Errorf("ReadLink(%s) = %q, %v; want %q", link, got, err, target)
+		}
+	}
+	entries, err := fs.ReadDir(l, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"SKILL.md", "alias.md", "docs", "references"}; !slices.Equal(names, want) {
+		t.Errorf("ReadDir(.) = %q, want %q (no link out, no nested skill)", names, want)
+	}
+	for _, p := range []string{"leak.md", "sub", "sub/SKILL.md", "../s/SKILL.md"} {
+		if _, err := lfs.Lstat(p); err == nil {
+			t.Errorf("Lstat(%s) succeeded; want it absent", p)
+		}
+	}
+}

@@ -58,6 +58,56 @@ func TestHostFSConformance(t *testing.T) {
 	}
 }
 
+// TestHostFSReadDirStat checks ReadDirStat, which a skill's listing uses:
+// the entries ReadDir gives and the folder's own stat, from one open
+// folder, without following a link at the end of the path or on its
+// way, and only for folders.
+func TestHostFSReadDirStat(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"s/SKILL.md": skillMD("s"), "s/b.md": "b", "s/a/x.md": "x", "f.txt": "f"})
+	if err := os.Symlink("s", filepath.Join(root, "link")); err != nil {
+		t.Skipf("symlinks unavailable: %v", err)
+	}
+	want, err := os.Stat(filepath.Join(root, "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type dirStat interface {
+		ReadDirStat(string) (fs.FileInfo, []fs.DirEntry, error)
+	}
+	for _, m := range hostModes {
+		t.Run(m.name, func(t *testing.T) {
+			fsys := m.fs(t, root)
+			info, entries, err := fsys.(dirStat).ReadDirStat("s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !info.IsDir() || !info.ModTime().Equal(want.ModTime()) || info.Name() != "s" {
+				t.Errorf("stat = %v %v %q; want the folder's", info.Mode(), info.ModTime(), info.Name())
+			}
+			listed, err := fs.ReadDir(fsys, "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entries) != len(listed) {
+				t.Fatalf("ReadDirStat lists %v, ReadDir %v", entries, listed)
+			}
+			for i := range entries {
+				a, _ := entries[i].Info()
+				b, _ := listed[i].Info()
+				if entries[i].Name() != listed[i].Name() || a.Size() != b.Size() || a.Mode() != b.Mode() {
+					t.Errorf("entry %d: %v, ReadDir has %v", i, entries[i], listed[i])
+				}
+			}
+			for _, bad := range []string{"link", "link/a", "f.txt", "missing", "../s"} {
+				if _, _, err := fsys.(dirStat).ReadDirStat(bad); err == nil {
+					t.Errorf("ReadDirStat(%q) succeeded; want an error", bad)
+				}
+			}
+		})
+	}
+}
+
 // TestHostFSNoFollow checks every method on links at the end of a path
 // and on its way, on special files, and on paths that are not valid.
 func TestHostFSNoFollow(t *testing.T) {
