@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skillkit/skillkit/skill"
+	"github.com/skillkit/skillkit/source"
 )
 
 // Digests returns a copy of the named skill's manifest with SHA256 (lower
@@ -90,12 +91,15 @@ func (e *entry) list(ctx context.Context) (*content, error) {
 	if e.fsErr != nil {
 		return nil, e.fsErr
 	}
-	rec := &recordFS{fsys: e.fsys}
+	rec := &recordFS{fsys: e.fsys, top: e.folder.Swap(nil)}
 	label := e.sum.Path // the host folder, as DisplayPath names it
 	if label == "" {
 		label = e.src.DisplayPath(e.found.Dir)
 	}
 	start := time.Now()
+	if rec.top != nil {
+		start = rec.top.Listed
+	}
 	m, diags, err := skill.ReadManifest(ctx, rec, ".",
 		skill.ManifestOptions{Limits: e.reg.opts.Limits, Label: label, LimitNames: e.reg.opts.LimitNames, Listed: rec.listed})
 	if err != nil && ctx.Err() != nil {
@@ -157,6 +161,9 @@ func (e *entry) changed() bool {
 type recordFS struct {
 	fsys fs.FS
 	seen []stamp // folders (size -1) and files, in the order met
+	// top, when set, is the listing of the skill folder discovery took,
+	// served for the first ReadDir(".") instead of reading the folder.
+	top *source.Folder
 }
 
 func (r *recordFS) Open(name string) (fs.File, error) { return r.fsys.Open(name) }
@@ -173,6 +180,11 @@ func (r *recordFS) ReadLink(name string) (string, error) { return fs.ReadLink(r.
 // stat and a listing would open the path twice, and no folder swapped in
 // between them.
 func (r *recordFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if top := r.top; top != nil && name == "." {
+		r.top = nil
+		r.seen = append(r.seen, stamp{path: name, size: -1, mod: top.Stat.ModTime()})
+		return top.Entries, nil
+	}
 	info, entries, err := readDirStat(r.fsys, name)
 	if err != nil {
 		return nil, err

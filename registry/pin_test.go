@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -770,5 +772,56 @@ func TestListedFSLinks(t *testing.T) {
 		if _, err := lfs.Lstat(p); err == nil {
 			t.Errorf("Lstat(%s) succeeded; want it absent", p)
 		}
+	}
+}
+
+// TestListFiles lists skills through the listings discovery took
+// (Options.ListFiles): the manifests are those of a registry without
+// them; a snapshot lists its skill folder as discovered; a skill reused
+// unlisted by a Refresh is listed from its folder again, so a file added
+// meanwhile is there.
+func TestListFiles(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"s/SKILL.md": skillMD("s", "d"), "s/a.md": "a", "s/refs/b.md": "b", "t/SKILL.md": skillMD("t", "d"),
+	})
+	age(t, root)
+	src, err := source.Dir(root, "root", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	manifests := func(s *Snapshot) map[string][]string {
+		out := map[string][]string{}
+		for _, sum := range s.Summaries() {
+			m, _, err := s.Manifest(ctx, sum.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range m.Files {
+				out[sum.Name] = append(out[sum.Name], fmt.Sprintf("%s %d", f.Path, f.Size))
+			}
+		}
+		return out
+	}
+	want := manifests(newReg(t, []source.Source{src}, nil).Snapshot())
+	reg := newReg(t, []source.Source{src}, &Options{ListFiles: true})
+	s := reg.Snapshot()
+	if err := s.ListAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := manifests(s); !reflect.DeepEqual(got, want) {
+		t.Errorf("with ListFiles %v, without %v", got, want)
+	}
+
+	// t is still unlisted when a file is added and the registry refreshed.
+	reg = newReg(t, []source.Source{src}, &Options{ListFiles: true})
+	writeTree(t, root, map[string]string{"t/new.md": "new"})
+	s2, err := reg.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _, err := s2.Manifest(ctx, "t"); err != nil || len(m.Files) != 2 {
+		t.Errorf("after Refresh, t lists %v, %v; want SKILL.md and new.md", m, err)
 	}
 }

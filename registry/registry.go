@@ -53,6 +53,14 @@ type Options struct {
 	// (and of listed skills Refresh checks in parallel); 0 means twice
 	// GOMAXPROCS.
 	Workers int
+	// ListFiles has discovery list each skill folder of a host source as
+	// it reads the SKILL.md (source.Options.ListFolders), for a caller
+	// that lists every skill's files right after (ListAll, as `skillkit
+	// list` does): a skill's top folder is then read once, and its
+	// listing costs no further system call. The listing describes the
+	// folder at that discovery; a skill still unlisted when the registry
+	// is refreshed is listed from its folder again.
+	ListFiles bool
 	// MaxReadBytes caps what ReadFile and DocText return for one file;
 	// 0 means DefaultMaxReadBytes. Files and Digests read any listed file
 	// (Limits bounds those).
@@ -147,7 +155,7 @@ func (r *Registry) Refresh(ctx context.Context) (*Snapshot, error) {
 			prev = old.bySource[i]
 			prevEntries = old.byFound
 		}
-		res, err := source.Discover(ctx, src, source.Options{Limits: r.opts.Limits, Workers: r.opts.Workers, Previous: prev, Seed: r.seed})
+		res, err := source.Discover(ctx, src, source.Options{Limits: r.opts.Limits, Workers: r.opts.Workers, Previous: prev, Seed: r.seed, ListFolders: r.opts.ListFiles})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err
@@ -163,10 +171,17 @@ func (r *Registry) Refresh(ctx context.Context) (*Snapshot, error) {
 		same = same && res.Reused == len(res.Skills) && len(res.Skills) == len(prev)
 		for _, f := range res.Skills {
 			if e := prevEntries[f]; e != nil {
+				// Its folder's listing, if discovery took one, is of an
+				// earlier discovery: list the folder itself.
+				e.folder.Store(nil)
 				all = append(all, e)
 				continue
 			}
-			all = append(all, newEntry(r, i, src, f))
+			e := newEntry(r, i, src, f)
+			if f.Folder != nil {
+				e.folder.Store(f.Folder)
+			}
+			all = append(all, e)
 		}
 	}
 	if r.renewChanged(all) {

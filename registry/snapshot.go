@@ -102,6 +102,10 @@ type entry struct {
 	// stale is set when a read found a listed file changed, so that
 	// Refresh replaces the entry.
 	stale atomic.Bool
+	// folder is the skill folder's listing discovery took
+	// (Options.ListFiles), until the first listing uses it or a Refresh
+	// drops it.
+	folder atomic.Pointer[source.Folder]
 }
 
 func newEntry(r *Registry, i int, src source.Source, f *source.Found) *entry {

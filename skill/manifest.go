@@ -386,12 +386,24 @@ func (w *walker) walk(fsDir, rel string) error {
 	return nil
 }
 
-// maxEntries is the bound on examined entries: generous next to MaxFiles
-// (folders, ignored trees and links count too) but finite.
-func (w *walker) maxEntries() int { return maxEntries(w.lim.MaxFiles) }
+// maxEntries is the bound on examined entries (Limits.MaxEntries).
+func (w *walker) maxEntries() int { return w.lim.MaxEntries() }
 
-// maxEntries is the walk's bound on examined entries for a limit of
-// maxFiles files: 4 per file plus 64, at most math.MaxInt.
+// MaxEntries is the bound on the directory entries ReadManifest examines
+// for these limits — files, folders and links, counted along every path
+// a link opens: generous next to MaxFiles (4 per file plus 64, at most
+// math.MaxInt) but finite, so links that fan out cannot make the walk
+// explode. Zero fields count as their defaults.
+func (l Limits) MaxEntries() int {
+	files := l.MaxFiles
+	if files <= 0 {
+		files = DefaultMaxFiles
+	}
+	return maxEntries(files)
+}
+
+// maxEntries is the bound on examined entries for a limit of maxFiles
+// files.
 func maxEntries(maxFiles int) int {
 	if maxFiles > (math.MaxInt-64)/4 {
 		return math.MaxInt

@@ -37,6 +37,12 @@ type Found struct {
 	Size    int64
 	ModTime time.Time
 	Hash    uint64
+	// Folder is the skill folder's listing, taken as its SKILL.md was
+	// read, when Options.ListFolders asked for it and the source is a
+	// host folder (nil otherwise, and for a linked folder or SKILL.md). It
+	// describes the folder at that discovery: a Found reused by a later
+	// one keeps it unchanged.
+	Folder *Folder
 
 	// name is the SKILL.md path in the source's file system, kept so a
 	// refresh can stat it without building the path again.
@@ -65,6 +71,30 @@ type Options struct {
 	// Seed keys content hashes; callers that compare hashes across
 	// discoveries pass the same seed. The zero value picks a random one.
 	Seed maphash.Seed
+	// ListFolders lists each skill folder of a host source as its
+	// SKILL.md is read (Found.Folder), for a caller that lists every
+	// skill's files next: the folder is then read once, and SKILL.md
+	// opened relative to the folder listed.
+	ListFolders bool
+}
+
+// Folder is the listing of a skill folder that Discover took as it read
+// the folder's SKILL.md (Options.ListFolders): the folder was opened once,
+// beneath the root and without following links; Stat is the fstat of that
+// descriptor, taken before it was listed, and Entries are its entries,
+// sorted by name, each with the lstat taken relative to it — SKILL.md's
+// is the fstat of the file that was read.
+type Folder struct {
+	Stat    fs.FileInfo
+	Entries []fs.DirEntry
+	// Listed is when the listing began.
+	Listed time.Time
+}
+
+// folderReader is a reader that can list a skill folder as it reads its
+// SKILL.md (the host reader).
+type folderReader interface {
+	readFolder(dir string, max int64, maxEntries int, buf *[]byte) ([]byte, fileStat, *Folder, error)
 }
 
 // Result is what Discover found in one source.
@@ -119,7 +149,7 @@ func Discover(ctx context.Context, src Source, opts Options) (*Result, error) {
 		rd = fsReader{src.FS}
 	}
 	defer rd.close()
-	d := &discoverer{ctx: ctx, src: src, lim: lim, prev: opts.Previous, seed: seed, rd: rd, host: host, workers: workers}
+	d := &discoverer{ctx: ctx, src: src, lim: lim, prev: opts.Previous, seed: seed, rd: rd, host: host, workers: workers, listFolders: opts.ListFolders}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -335,6 +365,8 @@ type discoverer struct {
 	rd      reader
 	host    *hostFS // the source's host file system, if it has one
 	workers int
+	// listFolders is Options.ListFolders.
+	listFolders bool
 
 	found  []*Found // appended only between parallel phases
 	reused atomic.Int64
@@ -443,7 +475,17 @@ func (d *discoverer) try(dir string, link bool, buf *[]byte) (*Found, bool, erro
 		sfs := d.host.linked(dir, id)
 		rd, fsys, root, file, dirID = fsReader{sfs}, sfs, ".", skill.FileName, id
 	}
-	data, st, err := rd.read(file, d.lim.MaxFileSize, buf)
+	var (
+		data   []byte
+		st     fileStat
+		err    error
+		folder *Folder
+	)
+	if fr, ok := rd.(folderReader); ok && d.listFolders {
+		data, st, folder, err = fr.readFolder(dir, d.lim.MaxFileSize, d.lim.MaxEntries(), buf)
+	} else {
+		data, st, err = rd.read(file, d.lim.MaxFileSize, buf)
+	}
 	if errors.Is(err, errSymlink) {
 		// A linked SKILL.md is read only when its target stays inside the
 		// skill folder: skill content must not come from elsewhere. The
@@ -487,7 +529,7 @@ func (d *discoverer) try(dir string, link bool, buf *[]byte) (*Found, bool, erro
 	return &Found{
 		Dir: dir, File: display, Front: &doc.Frontmatter, Diagnostics: diags,
 		Size: st.size, ModTime: st.mod, Hash: hash, name: name, id: st.id,
-		link: hostLink, dirID: dirID,
+		link: hostLink, dirID: dirID, Folder: folder,
 	}, true, nil
 }
 

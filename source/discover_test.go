@@ -866,3 +866,91 @@ func TestDiscoverPassedOverBoundWithoutSkill(t *testing.T) {
 		t.Errorf("diagnostics %v, want one saying the search below the depth stopped", res.Diagnostics)
 	}
 }
+
+// TestDiscoverListFolders discovers a tree of skills of every kind with
+// and without ListFolders: the skills and diagnostics are the same; each
+// plain skill folder of the host reader comes with its listing — the
+// entries the folder holds, sorted, with their lstat (SKILL.md's the
+// stat of the file read) and the folder's own stat — and linked skill
+// folders, linked SKILL.md files, the io/fs reader and folders of more
+// entries than a listing examines come without one.
+func TestDiscoverListFolders(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	writeTree(t, root, map[string]string{
+		"plain/SKILL.md": skillMD("plain"), "plain/refs/a.md": "a", "plain/b.txt": "bb",
+		"group/inner/SKILL.md": skillMD("inner"),
+		"linkedmd/real.md":     skillMD("linkedmd"),
+		"lower/skill.md":       skillMD("lower"),
+		"bad/SKILL.md":         "---\nname: bad\n---\nno description\n",
+		"crowded/SKILL.md":     skillMD("crowded"),
+	})
+	for i := range 80 {
+		writeTree(t, root, map[string]string{fmt.Sprintf("crowded/f%02d.txt", i): "x"})
+	}
+	writeTree(t, elsewhere, map[string]string{"linked/SKILL.md": skillMD("linked")})
+	for link, target := range map[string]string{"linked": filepath.Join(elsewhere, "linked"), "linkedmd/SKILL.md": "real.md"} {
+		if err := os.Symlink(target, filepath.Join(root, filepath.FromSlash(link))); err != nil {
+			t.Skipf("symlinks unavailable: %v", err)
+		}
+	}
+	lim := skill.Limits{MaxFiles: 2} // at most 72 entries listed
+	for _, rd := range readers {
+		t.Run(rd.name, func(t *testing.T) {
+			src, seed := dirSource(t, root, rd.wrap), maphash.MakeSeed()
+			plain, err := Discover(context.Background(), src, Options{Limits: lim, Seed: seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed, err := Discover(context.Background(), src, Options{Limits: lim, Seed: seed, ListFolders: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(dirs(plain), dirs(listed)) || !slices.Equal(plain.Diagnostics, listed.Diagnostics) {
+				t.Fatalf("with ListFolders: skills %q, diagnostics %v; without: %q, %v", dirs(listed), listed.Diagnostics, dirs(plain), plain.Diagnostics)
+			}
+			for i, f := range listed.Skills {
+				if p := plain.Skills[i]; f.Size != p.Size || f.Hash != p.Hash || f.Front.Name != p.Front.Name {
+					t.Errorf("%s: read %d bytes (%s), without ListFolders %d (%s)", f.Dir, f.Size, f.Front.Name, p.Size, p.Front.Name)
+				}
+				if plain.Skills[i].Folder != nil {
+					t.Errorf("%s: a listing without ListFolders", f.Dir)
+				}
+				wantListing := rd.name != "iofs" && (f.Dir == "plain" || f.Dir == "group/inner")
+				if (f.Folder != nil) != wantListing {
+					t.Errorf("%s: listing %v, want one: %v", f.Dir, f.Folder != nil, wantListing)
+				}
+				if f.Folder == nil {
+					continue
+				}
+				dir := filepath.Join(root, filepath.FromSlash(f.Dir))
+				want, err := os.ReadDir(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(f.Folder.Entries) != len(want) {
+					t.Fatalf("%s: listing %v, the folder holds %v", f.Dir, f.Folder.Entries, want)
+				}
+				for j, e := range f.Folder.Entries {
+					info, _ := e.Info()
+					st, err := os.Lstat(filepath.Join(dir, want[j].Name()))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if e.Name() != want[j].Name() || e.Type() != want[j].Type() || info.Size() != st.Size() || !info.ModTime().Equal(st.ModTime()) {
+						t.Errorf("%s: entry %v (%d bytes), the folder has %v (%d bytes)", f.Dir, e, info.Size(), want[j], st.Size())
+					}
+					if e.Name() == skill.FileName && info.Size() != f.Size {
+						t.Errorf("%s: SKILL.md listed with %d bytes, %d read", f.Dir, info.Size(), f.Size)
+					}
+				}
+				st, err := os.Stat(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !f.Folder.Stat.IsDir() || !f.Folder.Stat.ModTime().Equal(st.ModTime()) || f.Folder.Listed.IsZero() {
+					t.Errorf("%s: folder stat %v %v, listed at %v", f.Dir, f.Folder.Stat.Mode(), f.Folder.Stat.ModTime(), f.Folder.Listed)
+				}
+			}
+		})
+	}
+}

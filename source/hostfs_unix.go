@@ -426,6 +426,15 @@ var direntBufs = sync.Pool{New: func() any { b := make([]byte, 8192); return &b 
 // readDirFD lists the open folder fd: every name, with an lstat relative
 // to fd, sorted by name. Entries removed while listing are left out.
 func readDirFD(fd int) ([]fs.DirEntry, error) {
+	names, err := listNames(fd)
+	if err != nil {
+		return nil, err
+	}
+	return statNames(fd, names, "", nil)
+}
+
+// listNames returns the names in the open folder fd, sorted.
+func listNames(fd int) ([]string, error) {
 	var names []string
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
@@ -441,10 +450,19 @@ func readDirFD(fd int) ([]fs.DirEntry, error) {
 		_, _, names = unix.ParseDirent(buf[:n], -1, names)
 	}
 	slices.Sort(names)
+	return names, nil
+}
+
+// statNames returns the entries of names in the open folder fd, each with
+// an lstat relative to fd, but the one named known, which gets the stat
+// given; names removed meanwhile are left out.
+func statNames(fd int, names []string, known string, st *unix.Stat_t) ([]fs.DirEntry, error) {
 	out := make([]fs.DirEntry, 0, len(names))
 	for _, n := range names {
 		info := &fileInfo{name: n}
-		if err := fstatat(fd, n, &info.st); err != nil {
+		if n == known {
+			info.st = *st
+		} else if err := fstatat(fd, n, &info.st); err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				continue
 			}

@@ -5,9 +5,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillkit/skillkit/skill"
 )
 
 // hostReader reads files relative to a descriptor of the source's host
@@ -38,32 +41,40 @@ func newHostReader(src Source) reader {
 }
 
 func (h *hostReader) read(name string, max int64, buf *[]byte) ([]byte, fileStat, error) {
+	data, st, err := readBeneath(h.dir, name, name, max, buf, h.walk)
+	return data, statOf(st), err
+}
+
+// readBeneath reads the SKILL.md at rel beneath the folder dirfd (name
+// names it in errors) as hostReader.read does, and returns its content
+// and the fstat of the descriptor it read.
+func readBeneath(dirfd int, rel, name string, max int64, buf *[]byte, walk bool) ([]byte, *unix.Stat_t, error) {
+	st := new(unix.Stat_t)
 	// O_NONBLOCK: a FIFO named SKILL.md must not hang discovery in open.
-	fd, err := openBeneath(h.dir, name, readFlags, h.walk)
+	fd, err := openBeneath(dirfd, rel, readFlags, walk)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			return nil, fileStat{}, errNoFile
+			return nil, st, errNoFile
 		}
 		if errors.Is(err, errSymlinkInPath) {
-			return nil, fileStat{}, errSymlink
+			return nil, st, errSymlink
 		}
-		return nil, fileStat{}, &fs.PathError{Op: "open", Path: name, Err: err}
+		return nil, st, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := fstat(fd, &st); err != nil {
-		return nil, fileStat{}, &fs.PathError{Op: "stat", Path: name, Err: err}
+	if err := fstat(fd, st); err != nil {
+		return nil, st, &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
-	fst := statOf(&st)
+	fst := statOf(st)
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
-		return nil, fileStat{}, errNoFile
+		return nil, st, errNoFile
 	case unix.S_IFREG:
 	default:
-		return nil, fileStat{}, &fs.PathError{Op: "open", Path: name, Err: notRegular(modeOf(&st))}
+		return nil, st, &fs.PathError{Op: "open", Path: name, Err: notRegular(modeOf(st))}
 	}
 	if fst.size > max {
-		return nil, fst, errTooLarge{fst.size}
+		return nil, st, errTooLarge{fst.size}
 	}
 	// One byte more than the stat size: a read that does not fill the
 	// buffer ends at end of file, so the common case is a single read.
@@ -72,18 +83,58 @@ func (h *hostReader) read(name string, max int64, buf *[]byte) ([]byte, fileStat
 	for {
 		m, err := retry(func() (int, error) { return unix.Read(fd, b[n:]) })
 		if err != nil {
-			return nil, fst, &fs.PathError{Op: "read", Path: name, Err: err}
+			return nil, st, &fs.PathError{Op: "read", Path: name, Err: err}
 		}
 		n += m
 		if m == 0 || n < len(b) {
 			break
 		}
 		if int64(n) > max { // the file grew past the limit while we read
-			return nil, fst, errTooLarge{int64(n)}
+			return nil, st, errTooLarge{int64(n)}
 		}
 		b = grow(buf, int64(2*len(b)))
 	}
-	return b[:n], fst, nil
+	return b[:n], st, nil
+}
+
+// readFolder reads the SKILL.md of the folder dir, as read does, and
+// lists the folder (see Folder): the folder is opened once, beneath the
+// root and without following links, fstat'ed, listed, each entry lstat'ed
+// relative to its descriptor, and its SKILL.md opened relative to that
+// same descriptor (whose fstat is the SKILL.md entry's stat). A folder
+// without a SKILL.md is errNoFile, a SKILL.md that is a link errSymlink,
+// with no listing; a folder of more than maxEntries entries is not
+// listed, only its SKILL.md read (the skill's own listing bounds it).
+func (h *hostReader) readFolder(dir string, max int64, maxEntries int, buf *[]byte) ([]byte, fileStat, *Folder, error) {
+	listed := time.Now()
+	fd, err := openBeneath(h.dir, dir, dirFlags, h.walk)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return nil, fileStat{}, nil, errNoFile
+		}
+		return nil, fileStat{}, nil, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	info := &fileInfo{name: filepath.Base(dir)}
+	if err := fstat(fd, &info.st); err != nil {
+		return nil, fileStat{}, nil, &fs.PathError{Op: "stat", Path: dir, Err: err}
+	}
+	names, err := listNames(fd)
+	if err != nil {
+		return nil, fileStat{}, nil, &fs.PathError{Op: "readdir", Path: dir, Err: err}
+	}
+	if !slices.Contains(names, skill.FileName) {
+		return nil, fileStat{}, nil, errNoFile
+	}
+	data, st, err := readBeneath(fd, skill.FileName, skillFile(dir), max, buf, h.walk)
+	if err != nil || len(names) > maxEntries {
+		return data, statOf(st), nil, err
+	}
+	entries, err := statNames(fd, names, skill.FileName, st)
+	if err != nil {
+		return nil, fileStat{}, nil, &fs.PathError{Op: "readdir", Path: dir, Err: err}
+	}
+	return data, statOf(st), &Folder{Stat: info, Entries: entries, Listed: listed}, nil
 }
 
 // stat follows links: it only tells a refresh whether a SKILL.md changed
@@ -112,5 +163,8 @@ func (h *hostReader) readDir(name string) ([]fs.DirEntry, error) {
 func (h *hostReader) close() { unix.Close(h.dir) }
 
 func statOf(st *unix.Stat_t) fileStat {
+	if st == nil {
+		return fileStat{}
+	}
 	return fileStat{size: st.Size, mod: time.Unix(st.Mtim.Unix()), id: idOfStat(st)}
 }

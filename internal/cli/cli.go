@@ -46,6 +46,9 @@ type Env struct {
 	maxFiles   int
 	maxBytes   int64
 	limitFlags bool
+	// listFiles is set by a command that lists every skill's files
+	// (registry.Options.ListFiles).
+	listFiles bool
 }
 
 // addDepthFlag gives cmd the --depth flag.

@@ -31,11 +31,12 @@ func addLimitFlags(cmd *cobra.Command, env *Env, persistent bool) {
 }
 
 // registryOptions returns the registry options of the limit flags, or an
-// error naming a flag out of range: the limits, and the flags as what the
-// warning about a truncated skill tells the user to raise. A command
-// without the flags gets the defaults.
+// error naming a flag out of range: the limits, the flags as what the
+// warning about a truncated skill tells the user to raise, and whether
+// discovery lists the skill folders (Env.listFiles). A command without the
+// flags gets the default limits.
 func (env *Env) registryOptions() (*registry.Options, error) {
-	o := &registry.Options{LimitNames: skill.LimitNames{MaxFiles: "--max-files", MaxBytes: "--max-bytes"}}
+	o := &registry.Options{LimitNames: skill.LimitNames{MaxFiles: "--max-files", MaxBytes: "--max-bytes"}, ListFiles: env.listFiles}
 	if !env.limitFlags {
 		return o, nil
 	}

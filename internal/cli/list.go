@@ -43,6 +43,7 @@ func newList(env *Env) *cobra.Command {
 			"naming the winner's folder. Discovery diagnostics go to stderr.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			env.listFiles = true // every skill's files are listed below
 			reg, err := openRegistry(ctx, env, args)
 			if err != nil {
 				return err
