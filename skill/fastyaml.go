@@ -2,6 +2,7 @@ package skill
 
 import (
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -21,16 +22,43 @@ const fastMaxKeys = 32
 // YAML would resolve to numbers or null), so the full parser decides every
 // case that is not plainly simple. FuzzFastFrontmatter checks that the two
 // agree.
-func fastFrontmatter(src string) (*yaml.Node, bool) {
+func fastFrontmatter(src string) (*yaml.Node, bool) { return new(fastNodes).build(src) }
+
+// fastNodes holds the nodes of a header the fast reader built. All of
+// them come from one backing array, which Parse takes from fastPool and
+// puts back once it has read the header out of them: a header has a
+// handful of lines, and discovery parses ten thousand headers.
+type fastNodes struct {
+	root    yaml.Node
+	nodes   []yaml.Node
+	content []*yaml.Node
+}
+
+// fastPool holds the fastNodes Parse reuses.
+var fastPool = sync.Pool{New: func() any { return new(fastNodes) }}
+
+// release drops what b refers to (the header text it was built from) and
+// puts it back in fastPool.
+func (b *fastNodes) release() {
+	clear(b.nodes)
+	clear(b.content)
+	b.root = yaml.Node{}
+	fastPool.Put(b)
+}
+
+// build is fastFrontmatter, building into b.
+func (b *fastNodes) build(src string) (*yaml.Node, bool) {
 	if !yamlPlainText(src) {
 		return nil, false
 	}
-	// All nodes come from one backing array: a header has a handful of
-	// lines, and one allocation instead of two per line matters when
-	// discovery parses ten thousand headers.
-	nodes := make([]yaml.Node, 0, 2*strings.Count(src, "\n")+3)
-	root := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1, Column: 1}
-	root.Content = make([]*yaml.Node, 0, cap(nodes)-1)
+	n := 2*strings.Count(src, "\n") + 3
+	if cap(b.nodes) < n {
+		b.nodes, b.content = make([]yaml.Node, 0, n), make([]*yaml.Node, 0, n-1)
+	}
+	nodes := b.nodes[:0]
+	b.root = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1, Column: 1, Content: b.content[:0]}
+	root := &b.root
+	defer func() { b.nodes, b.content = nodes, root.Content }()
 	line := 0
 	for len(src) > 0 {
 		line++

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -182,8 +183,8 @@ func quoteColonValues(src string) (string, []int) {
 // node. fast reports that the fast reader parsed it: such a header holds
 // nothing strict YAML rejects. Otherwise checked is the text the strict
 // checks read (see decodeYAML). On failure it returns the YAML error.
-func decodeFrontmatter(src string) (root *yaml.Node, checked string, fast bool, err error) {
-	if n, ok := fastFrontmatter(src); ok {
+func decodeFrontmatter(src string, buf *fastNodes) (root *yaml.Node, checked string, fast bool, err error) {
+	if n, ok := buf.build(src); ok {
 		return n, src, true, nil
 	}
 	root, checked, err = decodeYAML(src)
@@ -216,7 +217,7 @@ func Parse(data []byte, opts ParseOptions) (*Document, []Diagnostic, error) {
 	doc := p.parse(data, opts.DirName)
 	// In file order, as a reader goes through the file; on one line, in
 	// the order they were found.
-	sort.SliceStable(p.diags, func(i, j int) bool { return p.diags[i].Line < p.diags[j].Line })
+	slices.SortStableFunc(p.diags, func(a, b Diagnostic) int { return a.Line - b.Line })
 	if p.fatal != nil {
 		return nil, p.diags, p.fatal
 	}
@@ -260,14 +261,18 @@ func (p *parser) parse(data []byte, dirName string) *Document {
 		p.diags = append(p.diags, d)
 	}
 	src := sp.yaml
-	root, checked, fast, err := decodeFrontmatter(src)
+	// The fast reader's nodes are read into the Document below and then
+	// reused: nothing kept refers to them.
+	buf := fastPool.Get().(*fastNodes)
+	defer buf.release()
+	root, checked, fast, err := decodeFrontmatter(src, buf)
 	if err != nil {
 		fixed, lines := quoteColonValues(src)
 		if len(lines) == 0 {
 			p.fail(yamlErrorLine(err, sp.yamlLine), "", "Invalid YAML in frontmatter: %s", cleanYAMLError(err, sp.yamlLine))
 			return nil
 		}
-		root, checked, fast, err = decodeFrontmatter(fixed)
+		root, checked, fast, err = decodeFrontmatter(fixed, buf)
 		if err != nil {
 			p.fail(yamlErrorLine(err, sp.yamlLine), "", "Invalid YAML in frontmatter: %s", cleanYAMLError(err, sp.yamlLine))
 			return nil

@@ -41,15 +41,22 @@ func newHostReader(src Source) reader {
 }
 
 func (h *hostReader) read(name string, max int64, buf *[]byte) ([]byte, fileStat, error) {
-	data, st, err := readBeneath(h.dir, name, name, max, buf, h.walk)
+	data, st, err := readBeneath(h.dir, name, "", max, buf, h.walk)
 	return data, statOf(st), err
 }
 
-// readBeneath reads the SKILL.md at rel beneath the folder dirfd (name
-// names it in errors) as hostReader.read does, and returns its content
-// and the fstat of the descriptor it read.
-func readBeneath(dirfd int, rel, name string, max int64, buf *[]byte, walk bool) ([]byte, *unix.Stat_t, error) {
+// readBeneath reads the SKILL.md at rel beneath the folder dirfd as
+// hostReader.read does, and returns its content and the fstat of the
+// descriptor it read. Errors name dir/rel (rel when dir is empty).
+func readBeneath(dirfd int, rel, dir string, max int64, buf *[]byte, walk bool) ([]byte, *unix.Stat_t, error) {
 	st := new(unix.Stat_t)
+	pathErr := func(op string, err error) error {
+		name := rel
+		if dir != "" {
+			name = joinRel(dir, rel)
+		}
+		return &fs.PathError{Op: op, Path: name, Err: err}
+	}
 	// O_NONBLOCK: a FIFO named SKILL.md must not hang discovery in open.
 	fd, err := openBeneath(dirfd, rel, readFlags, walk)
 	if err != nil {
@@ -59,11 +66,11 @@ func readBeneath(dirfd int, rel, name string, max int64, buf *[]byte, walk bool)
 		if errors.Is(err, errSymlinkInPath) {
 			return nil, st, errSymlink
 		}
-		return nil, st, &fs.PathError{Op: "open", Path: name, Err: err}
+		return nil, st, pathErr("open", err)
 	}
 	defer unix.Close(fd)
 	if err := fstat(fd, st); err != nil {
-		return nil, st, &fs.PathError{Op: "stat", Path: name, Err: err}
+		return nil, st, pathErr("stat", err)
 	}
 	fst := statOf(st)
 	switch st.Mode & unix.S_IFMT {
@@ -71,7 +78,7 @@ func readBeneath(dirfd int, rel, name string, max int64, buf *[]byte, walk bool)
 		return nil, st, errNoFile
 	case unix.S_IFREG:
 	default:
-		return nil, st, &fs.PathError{Op: "open", Path: name, Err: notRegular(modeOf(st))}
+		return nil, st, pathErr("open", notRegular(modeOf(st)))
 	}
 	if fst.size > max {
 		return nil, st, errTooLarge{fst.size}
@@ -83,7 +90,7 @@ func readBeneath(dirfd int, rel, name string, max int64, buf *[]byte, walk bool)
 	for {
 		m, err := retry(func() (int, error) { return unix.Read(fd, b[n:]) })
 		if err != nil {
-			return nil, st, &fs.PathError{Op: "read", Path: name, Err: err}
+			return nil, st, pathErr("read", err)
 		}
 		n += m
 		if m == 0 || n < len(b) {
@@ -126,7 +133,7 @@ func (h *hostReader) readFolder(dir string, max int64, maxEntries int, buf *[]by
 	if !slices.Contains(names, skill.FileName) {
 		return nil, fileStat{}, nil, errNoFile
 	}
-	data, st, err := readBeneath(fd, skill.FileName, skillFile(dir), max, buf, h.walk)
+	data, st, err := readBeneath(fd, skill.FileName, dir, max, buf, h.walk)
 	if err != nil || len(names) > maxEntries {
 		return data, statOf(st), nil, err
 	}

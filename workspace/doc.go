@@ -44,7 +44,7 @@
 //	ws, err := m.Open(ctx, sessionID)
 //	unlock, err := ws.Lock(ctx) // one command at a time per workspace
 //	defer unlock()
-//	pdf, err := snap.FS("pdf") // a registry.Snapshot's skill; for one folder, source.Dir("/skills/pdf", "", 0) and its FS
+//	pdf, err := snap.ListedFS(ctx, "pdf") // a registry.Snapshot's skill as listed; for one folder, source.Dir("/skills/pdf", "", 0) and its FS
 //	_, err = ws.Stage(ctx, "pdf", pdf)
 //	run, err := ws.NewRun(ctx, "pdf")
 //	// ... run the command with run.Environ() in run.SkillDir ...
