@@ -169,20 +169,29 @@ func (r *Registry) Refresh(ctx context.Context) (*Snapshot, error) {
 		}
 		diags = append(diags, res.Diagnostics...)
 		same = same && res.Reused == len(res.Skills) && len(res.Skills) == len(prev)
-		for _, f := range res.Skills {
+		entries := make([]*entry, len(res.Skills))
+		var fresh []int // of the skills discovered anew
+		for j, f := range res.Skills {
 			if e := prevEntries[f]; e != nil {
 				// Its folder's listing, if discovery took one, is of an
 				// earlier discovery: list the folder itself.
 				e.folder.Store(nil)
-				all = append(all, e)
+				entries[j] = e
 				continue
 			}
+			fresh = append(fresh, j)
+		}
+		// Entries are made on the worker pool: ten thousand of them cost
+		// a few milliseconds each discovery would otherwise wait for.
+		r.each(len(fresh), func(k int) {
+			f := res.Skills[fresh[k]]
 			e := newEntry(r, i, src, f)
 			if f.Folder != nil {
 				e.folder.Store(f.Folder)
 			}
-			all = append(all, e)
-		}
+			entries[fresh[k]] = e
+		})
+		all = append(all, entries...)
 	}
 	if r.renewChanged(all) {
 		same = false
