@@ -245,23 +245,43 @@ func BenchmarkRefreshPinned(b *testing.B) {
 	b.ReportMetric(per/coldPer, "ratio-to-cold")
 }
 
-// BenchmarkListAll measures ListAll on a fresh snapshot of the 10,000
-// generated skills: every skill's files listed on the worker pool, what
-// `skillkit list` does before it prints.
-func BenchmarkListAll(b *testing.B) {
+// BenchmarkNewListAll measures what `skillkit list` does before it
+// prints, on the 10,000 generated skills: New, then ListAll, with the
+// skill folders listed by discovery as it reads SKILL.md
+// (Options.ListFiles, as list sets it) and without (ListAll reads every
+// folder again). It reports the ratio to cat over the same SKILL.md
+// files, measured in the same run.
+func BenchmarkNewListAll(b *testing.B) {
 	srcs := benchSource(b)
 	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		b.StopTimer()
-		r, err := New(ctx, srcs, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		s := r.Snapshot()
-		b.StartTimer()
-		if err := s.ListAll(ctx); err != nil {
-			b.Fatal(err)
-		}
+	paths := benchtree.SkillFiles(b, srcs[0].Path)
+	for _, c := range []struct {
+		name string
+		opts *Options
+	}{{"listed-by-discovery", &Options{ListFiles: true}}, {"listed-after", nil}} {
+		b.Run(c.name, func(b *testing.B) {
+			benchtree.CatTime(b, paths) // warm the page cache
+			var catTotal time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				r, err := New(ctx, srcs, c.opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := r.Snapshot().ListAll(ctx); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				catTotal += benchtree.CatTime(b, paths)
+				b.StartTimer()
+			}
+			b.StopTimer()
+			ours := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			cat := float64(catTotal.Nanoseconds()) / float64(b.N)
+			b.ReportMetric(cat/1e6, "cat-ms")
+			b.ReportMetric(ours/1e6, "list-ms")
+			b.ReportMetric(ours/cat, "ratio-to-cat")
+		})
 	}
 }

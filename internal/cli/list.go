@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -54,9 +57,19 @@ func newList(env *Env) *cobra.Command {
 			if err := snap.ListAll(ctx); err != nil {
 				return err
 			}
-			items := make([]listItem, 0, snap.Len())
-			for _, s := range snap.Summaries() {
-				items = append(items, describe(cmd, snap, s, ""))
+			// The listings are pinned: describing is work for the CPU
+			// alone, done in chunks in parallel. What each chunk's
+			// listings reported is printed after, in order.
+			sums := snap.Summaries()
+			items := make([]listItem, len(sums))
+			for _, notes := range inChunks(len(sums), func(lo, hi int, notes *bytes.Buffer) {
+				for i := lo; i < hi; i++ {
+					items[i] = describe(ctx, notes, snap, sums[i])
+				}
+			}) {
+				if _, err := env.Stderr.Write(notes.Bytes()); err != nil {
+					return err
+				}
 			}
 			if all {
 				for _, sh := range snap.Shadowed() {
@@ -132,10 +145,12 @@ func shadowedManifest(ctx context.Context, env *Env, dir string) (*skill.Manifes
 	return m, err
 }
 
-func describe(cmd *cobra.Command, snap *registry.Snapshot, s skill.Summary, shadowedBy string) listItem {
+// describe is the list item of the visible skill s, and prints what
+// listing its files reported to w (printListing).
+func describe(ctx context.Context, w io.Writer, snap *registry.Snapshot, s skill.Summary) listItem {
 	it := listItem{Name: s.Name, Description: s.Description, Path: s.Path, Source: s.Source, Rank: s.Rank,
-		ModelInvocable: s.ModelInvocable, UserInvocable: s.UserInvocable, ShadowedBy: shadowedBy}
-	m, err := printListing(cmd.Context(), cmd.ErrOrStderr(), snap, s.Name)
+		ModelInvocable: s.ModelInvocable, UserInvocable: s.UserInvocable}
+	m, err := printListing(ctx, w, snap, s.Name)
 	if err != nil {
 		it.Error = err.Error()
 		return it
@@ -143,6 +158,21 @@ func describe(cmd *cobra.Command, snap *registry.Snapshot, s skill.Summary, shad
 	it.Files, it.Bytes, it.Docs = len(m.Files), m.Bytes, len(m.Docs())
 	it.FilesTruncated = m.Truncated != nil
 	return it
+}
+
+// inChunks calls fn on consecutive chunks [lo, hi) of 0..n-1, as many in
+// parallel as there are processors (one chunk when n is small), each
+// with a buffer of its own, and returns the buffers in chunk order.
+func inChunks(n int, fn func(lo, hi int, buf *bytes.Buffer)) []*bytes.Buffer {
+	k := max(1, min(runtime.GOMAXPROCS(0), n/256))
+	bufs := make([]*bytes.Buffer, k)
+	var wg sync.WaitGroup
+	for c := range k {
+		bufs[c] = new(bytes.Buffer)
+		wg.Go(func() { fn(c*n/k, (c+1)*n/k, bufs[c]) })
+	}
+	wg.Wait()
+	return bufs
 }
 
 // printListing lists the files of the skill name and prints what the
