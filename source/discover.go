@@ -433,7 +433,7 @@ func (d *discoverer) subdirs(dir string) ([]folder, error) {
 		if skill.IgnoredDir(e.Name()) {
 			continue
 		}
-		out = append(out, folder{path: path.Join(dir, e.Name()), link: t&fs.ModeSymlink != 0})
+		out = append(out, folder{path: joinRel(dir, e.Name()), link: t&fs.ModeSymlink != 0})
 	}
 	return out, nil
 }
