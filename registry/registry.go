@@ -7,8 +7,12 @@
 // turn cannot change what an earlier tool result showed, and a file that
 // no longer matches what the snapshot listed or first read fails with
 // ErrStale. Digests gives every file's SHA-256 (computed once per
-// snapshot), Files one skill as an fs.FS confined to its manifest, and
-// CleanPath and ResolveDocs the one rule for paths and document names.
+// snapshot), Files one skill as an fs.FS confined to its manifest,
+// ListedFS the skill's folder narrowed to its manifest (what a workspace
+// stages), ListAll every skill's files listed at once, and CleanPath and
+// ResolveDocs the one rule for paths and document names. A skill over
+// the per-skill limits (Options.Limits) keeps the files met first, the
+// same for every method, and its manifest says it was truncated.
 // Refresh re-reads only the SKILL.md files that changed, and replaces a
 // skill whose pinned files changed on disk so the new snapshot reads them
 // anew. When two sources hold a skill of the same name, the one from the

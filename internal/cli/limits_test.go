@@ -20,10 +20,11 @@ func bigSkill(t *testing.T, n int) string {
 	return root
 }
 
-// TestFilesLimit lists, catalogs, shows and stages a skill at and over
-// the files-per-skill limit: over it, the skill stays listed and usable
-// with its first files, flagged files_truncated (FLAGS "truncated"), with
-// one warning naming the count and --max-files; exec stages only those
+// TestFilesLimit lists, counts, catalogs, shows and stages a skill at
+// and over the files-per-skill limit: over it, the skill stays listed and
+// usable with its first files, flagged files_truncated (FLAGS
+// "truncated"), with one warning per command that lists its files (list,
+// tokens, exec) naming the count and --max-files; exec stages only those
 // files; --max-files raises the limit.
 func TestFilesLimit(t *testing.T) {
 	for _, c := range []struct {
@@ -75,6 +76,12 @@ func TestFilesLimit(t *testing.T) {
 				t.Errorf("list: exit %d, output %q; want FILES %d and the flag truncated: %v", code, out, c.want, c.trunc)
 			}
 			warnings("list", errOut)
+
+			_, errOut, code = run(t, append(append([]string{"tokens", "--json"}, c.args...), root)...)
+			if code != 0 {
+				t.Errorf("tokens: exit %d: %s", code, errOut)
+			}
+			warnings("tokens", errOut)
 
 			// The catalog and the skill tool read no file list: the skill
 			// is offered and shown as any other, without a word.

@@ -54,7 +54,10 @@ func newList(env *Env) *cobra.Command {
 		Short: "List the skills found in the roots",
 		Long: "list prints the skills that win in the given roots (or the default roots), sorted by name.\n" +
 			"--all adds the skills shadowed by a same-name skill of a better rank, with shadowed_by\n" +
-			"naming the winner's folder. Discovery diagnostics go to stderr.",
+			"naming the winner's folder. Discovery diagnostics go to stderr. A skill holding more files\n" +
+			"or bytes than --max-files and --max-bytes allow is listed with the files that fit (SKILL.md\n" +
+			"first), the ones every command reads and stages, flagged truncated (files_truncated in\n" +
+			"JSON), with one warning saying how much the folder holds.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if env.Getenv("GOGC") == "" {

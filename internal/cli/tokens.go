@@ -81,9 +81,11 @@ func newTokens(env *Env) *cobra.Command {
 					return err
 				}
 				row.BodyTokens = count(body)
-				docs, err := snap.Docs(ctx, s.Name)
-				if err != nil {
-					fmt.Fprintf(env.Stderr, "%s: error: %v\n", s.Path, err)
+				// The documents of the skill's listing, whose warnings
+				// (a skill over the per-skill limits, say) go to stderr.
+				var docs []string
+				if m, err := printListing(ctx, env.Stderr, snap, s.Name); err == nil {
+					docs = m.Docs()
 				}
 				for _, d := range docs {
 					text, err := snap.DocText(ctx, s.Name, d)
