@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillkit/skillkit/skill"
 )
 
 // hostModes runs a test with openat2 and with the element-by-element
@@ -378,14 +380,25 @@ func TestDiscoverSwapRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	sw := startSwapper(t, filepath.Join(root, "a"), "SKILL.md", "swap")
-	for range raceIterations / 10 {
-		res, err := Discover(context.Background(), src, Options{})
+	for i := range raceIterations / 10 {
+		// Every other discovery lists the folder too (ListFolders): the
+		// SKILL.md it reads and the entry it lists are both of what is
+		// opened beneath the folder's descriptor, never the link's target.
+		res, err := Discover(context.Background(), src, Options{ListFolders: i%2 == 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, f := range res.Skills {
 			if f.Front.Name != "a" {
 				t.Fatalf("discovered %q through a swapped link", f.Front.Name)
+			}
+			if f.Folder == nil {
+				continue
+			}
+			for _, e := range f.Folder.Entries {
+				if info, _ := e.Info(); e.Name() == skill.FileName && (!info.Mode().IsRegular() || info.Size() != f.Size) {
+					t.Fatalf("listed SKILL.md as %v, %d bytes; read %d bytes", info.Mode(), info.Size(), f.Size)
+				}
 			}
 		}
 	}
