@@ -36,7 +36,7 @@ func (s *Snapshot) Digests(ctx context.Context, name string) (*skill.Manifest, e
 	if err != nil {
 		return nil, err
 	}
-	return &skill.Manifest{Files: slices.Clone(m.Files), Bytes: m.Bytes, Truncated: m.Truncated}, nil
+	return &skill.Manifest{Files: slices.Clone(m.Files), Bytes: m.Bytes, Truncated: m.Truncated, Skipped: m.Skipped}, nil
 }
 
 // content is what an entry pins once its files are listed: the listing
@@ -272,7 +272,7 @@ func (c *content) pinned(m *map[string]string, k string) (string, bool) {
 // digest computes the manifest with every file's digest, reading the
 // files whose digest is not pinned yet.
 func (e *entry) digest(ctx context.Context, c *content) (*skill.Manifest, error) {
-	out := &skill.Manifest{Files: slices.Clone(c.m.Files), Bytes: c.m.Bytes, Truncated: c.m.Truncated}
+	out := &skill.Manifest{Files: slices.Clone(c.m.Files), Bytes: c.m.Bytes, Truncated: c.m.Truncated, Skipped: c.m.Skipped}
 	for i := range out.Files {
 		f := &out.Files[i]
 		if sum, ok := c.pinned(&c.sums, f.Path); ok {

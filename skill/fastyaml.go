@@ -51,7 +51,9 @@ func (b *fastNodes) build(src string) (*yaml.Node, bool) {
 	if !yamlPlainText(src) {
 		return nil, false
 	}
-	n := 2*strings.Count(src, "\n") + 3
+	// Two nodes a key, and never more keys than fastMaxKeys: a header of
+	// many comment lines needs no more.
+	n := min(2*strings.Count(src, "\n"), 2*fastMaxKeys) + 3
 	if cap(b.nodes) < n {
 		b.nodes, b.content = make([]yaml.Node, 0, n), make([]*yaml.Node, 0, n-1)
 	}

@@ -85,6 +85,20 @@ type Manifest struct {
 	// Truncated is set when the skill folder holds more than the limits
 	// allow; Files then holds only the files met first (see ReadManifest).
 	Truncated *Truncation
+	// Skipped lists the entries of the folder the listing left out, each
+	// with the warning ReadManifest reported for it: links that lead out
+	// of the skill, nowhere or in a cycle, files that are not regular, and
+	// folders holding a skill of their own. Files past a limit are not
+	// listed here (Truncated counts them).
+	Skipped []Skipped
+}
+
+// Skipped is an entry of a skill folder left out of its manifest.
+type Skipped struct {
+	// Path is the entry's path in the skill folder, slash-separated.
+	Path string
+	// Reason is the warning reported for it.
+	Reason string
 }
 
 // Truncation says which limit cut a manifest short, and what the walk
@@ -259,7 +273,7 @@ func ReadManifest(ctx context.Context, fsys fs.FS, dir string, opts ManifestOpti
 		return nil, w.diags, err
 	}
 	slices.SortFunc(w.files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	m := &Manifest{Files: w.files, Bytes: w.bytes, Truncated: w.trunc}
+	m := &Manifest{Files: w.files, Bytes: w.bytes, Truncated: w.trunc, Skipped: w.skipped}
 	if t := w.trunc; t != nil {
 		t.Files, t.Bytes = w.seen, w.seenBytes
 		w.diags = append(w.diags, Diagnostic{File: label, Severity: Warning, Message: t.message(len(m.Files), m.Bytes, opts.LimitNames)})
@@ -294,10 +308,14 @@ type walker struct {
 	trunc     *Truncation
 	seen      int
 	seenBytes int64
+	skipped   []Skipped
 }
 
+// warn reports the entry rel left out of the manifest, and why.
 func (w *walker) warn(rel, format string, args ...any) {
-	w.diags = append(w.diags, Diagnostic{File: path.Join(w.label, rel), Severity: Warning, Message: fmt.Sprintf(format, args...)})
+	msg := fmt.Sprintf(format, args...)
+	w.diags = append(w.diags, Diagnostic{File: path.Join(w.label, rel), Severity: Warning, Message: msg})
+	w.skipped = append(w.skipped, Skipped{Path: rel, Reason: msg})
 }
 
 // walk lists the directory fsDir (a resolved path in fsys) whose path

@@ -83,9 +83,13 @@ func TestReadManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The nested skill is left out, with a warning naming it.
+	// The nested skill is left out, with a warning naming it, and the
+	// manifest says so.
 	if len(diags) != 1 || diags[0].File != "nested" || !strings.Contains(diags[0].Message, "separate skill") {
 		t.Errorf("diagnostics:\n%s\nwant one warning about the nested skill", diagList(diags))
+	}
+	if len(m.Skipped) != 1 || m.Skipped[0].Path != "nested" || m.Skipped[0].Reason != diags[0].Message {
+		t.Errorf("Skipped = %+v, want the nested skill with its warning", m.Skipped)
 	}
 	want := []string{
 		"SKILL.md", "assets/data.json", "assets/font.ttf", "node_modules.md",

@@ -94,9 +94,14 @@ type ExecResult struct {
 	// of a skill that was not staged, in words for the model or user;
 	// omitted when there is none.
 	Notes []string `json:"notes,omitempty"`
-	// Unstaged lists the paths of the staged skills that staging left
-	// out (reserved top-level names, links leading out of the skill,
-	// special files), so callers can warn; Notes words them too.
+	// Unstaged lists the paths of the staged skills' listings that
+	// staging left out (reserved top-level names, links whose target is
+	// not staged), so callers can warn; Notes words them too. What the
+	// listing itself left out — links leading out of the skill, special
+	// files, nested skills, files past the per-skill limits — is in the
+	// skill's manifest (registry.Snapshot.Manifest: Skipped, Truncated
+	// and the diagnostics), which staging copies (Snapshot.ListedFS), and
+	// in Notes.
 	Unstaged []Unstaged `json:"-"`
 }
 
@@ -267,8 +272,15 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 			stageNotes = append(stageNotes, fmt.Sprintf("skills/%s/%s was not staged: %s", name, sk.Path, sk.Reason))
 		}
 		staged[name] = true
-		if m, _, err := snap.Manifest(ctx, name); err == nil && m.Truncated != nil {
-			stageNotes = append(stageNotes, truncatedNote(name, m))
+		// What the listing left out was not staged either: said in the
+		// notes (the manifest's diagnostics warn about it too).
+		if m, _, err := snap.Manifest(ctx, name); err == nil {
+			for _, sk := range m.Skipped {
+				stageNotes = append(stageNotes, fmt.Sprintf("skills/%s/%s was not staged: %s", name, sk.Path, sk.Reason))
+			}
+			if m.Truncated != nil {
+				stageNotes = append(stageNotes, truncatedNote(name, m))
+			}
 		}
 	}
 	run, err := ws.NewRun(ctx, skillOfDir(dir, staged))

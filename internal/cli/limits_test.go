@@ -133,3 +133,31 @@ func TestLimitFlagsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestExecListingLeftOut stages a skill whose listing leaves a link out
+// (it leads out of the skill): the link is not staged, exec says so once
+// on stderr (the listing's warning, naming the host path) and in the
+// notes of --json.
+func TestExecListingLeftOut(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	dir := writeSkill(t, root, "s", "---\nname: s\ndescription: A link out.\n---\nBody\n")
+	mustWrite(t, filepath.Join(outside, "secret.md"), "secret\n")
+	mustSymlink(t, filepath.Join(outside, "secret.md"), filepath.Join(dir, "leak.md"))
+	out, errOut, code := run(t, "exec", "--local", "--skill", "s", root, "--", "sh", "-c", "ls")
+	if code != 0 || strings.Contains(out, "leak.md") {
+		t.Errorf("exec: exit %d, files %q; want leak.md not staged", code, out)
+	}
+	lines := 0
+	for _, l := range strings.Split(errOut, "\n") {
+		if strings.Contains(l, "leak.md") {
+			lines++
+		}
+	}
+	if lines != 1 || !strings.Contains(errOut, filepath.Join(dir, "leak.md")+": warning: symlink skipped") {
+		t.Errorf("stderr %q; want one warning about leak.md", errOut)
+	}
+	res, _, code := execJSON(t, "--local", "--skill", "s", root, "--", "true")
+	if code != 0 || len(res.Notes) != 1 || !strings.HasPrefix(res.Notes[0], "skills/s/leak.md was not staged: symlink skipped") {
+		t.Errorf("exit %d, notes %q; want one saying leak.md was not staged", code, res.Notes)
+	}
+}
