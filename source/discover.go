@@ -322,15 +322,19 @@ func (d *discoverer) reported(sev skill.Severity) bool {
 func (d *discoverer) linkNotSearched(dir string) {
 	file := d.src.DisplayPath(dir)
 	isDir, err := d.linkedFolder(dir)
+	var back string
+	if err == nil && isDir {
+		back = d.loopsBack(dir)
+	}
 	switch {
 	case errors.Is(err, syscall.ELOOP):
 		d.diag(skill.Diagnostic{File: file, Severity: skill.Warning, Message: "symlink loop: the link never reaches a folder (too many levels of symbolic links); skipped (fix or remove the link)"})
 	case err != nil:
 		d.diag(skill.Diagnostic{File: file, Severity: skill.Warning, Message: fmt.Sprintf("broken symlink skipped: %v", unwrapPath(err))})
 	case !isDir:
-	case d.loopsBack(dir) != "":
+	case back != "":
 		d.diag(skill.Diagnostic{File: file, Severity: skill.Warning, Message: fmt.Sprintf(
-			"symlink loop: the link leads back to %s, which is being searched already; not searched again", d.loopsBack(dir))})
+			"symlink loop: the link leads back to %s, which is being searched already; not searched again", back)})
 	default:
 		d.diag(skill.Diagnostic{File: file, Severity: skill.Warning, Message: "symlinked folder holds no SKILL.md; not searched (link skill folders themselves)"})
 	}

@@ -954,3 +954,48 @@ func TestDiscoverListFolders(t *testing.T) {
 		})
 	}
 }
+
+// TestDiscoverPassedOverAtTheBounds checks the bounds of the count below
+// the depth: deeperFolders folders are all examined, and a skill
+// deeperLevels levels below the depth is counted while one a level deeper
+// is past the bound.
+func TestDiscoverPassedOverAtTheBounds(t *testing.T) {
+	deepPath := func(levels int) string {
+		p := "a" // at the depth limit of 1
+		for i := range levels {
+			p += fmt.Sprintf("/l%d", i)
+		}
+		return p + "/SKILL.md"
+	}
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"exactly the folder bound", func() map[string]string {
+			files := map[string]string{}
+			for i := range deeperFolders {
+				files[fmt.Sprintf("a/s%d/SKILL.md", i)] = skillMD(fmt.Sprintf("s%d", i))
+			}
+			return files
+		}(), fmt.Sprintf("%d skill folders lie below the search depth of 1 level, not read (the deepest 2 levels down)", deeperFolders)},
+		{"at the level bound", map[string]string{deepPath(deeperLevels): skillMD("l7")},
+			fmt.Sprintf("1 skill folder lies below the search depth of 1 level, not read (the deepest %d levels down)", 1+deeperLevels)},
+		{"past the level bound", map[string]string{deepPath(deeperLevels + 1): skillMD("l8")},
+			fmt.Sprintf("no skills found down to 1 level; below that the folders were searched only until %d folders or %d more levels", deeperFolders, deeperLevels)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeTree(t, root, tc.files)
+			src := dirSource(t, root, func(f fs.FS) fs.FS { return f })
+			src.MaxDepth = 1
+			res, err := Discover(context.Background(), src, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Diagnostics) != 1 || !strings.HasPrefix(res.Diagnostics[0].Message, tc.want) {
+				t.Errorf("diagnostics %v, want one starting %q", res.Diagnostics, tc.want)
+			}
+		})
+	}
+}

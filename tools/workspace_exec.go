@@ -251,6 +251,9 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 	staged := make(map[string]bool, len(req.Skills))
 	var unstaged []Unstaged
 	var stageNotes []string
+	notStaged := func(name string, sk workspace.Skipped) {
+		stageNotes = append(stageNotes, fmt.Sprintf("skills/%s/%s was not staged: %s", name, sk.Path, sk.Reason))
+	}
 	for _, name := range req.Skills {
 		if snap == nil {
 			return nil, fmt.Errorf("tools: stage skill %q: no skills snapshot", name)
@@ -269,14 +272,14 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 		// (a name the workspace links take) would vanish without a word.
 		for _, sk := range st.Skipped {
 			unstaged = append(unstaged, Unstaged{Skill: name, Path: sk.Path, Reason: sk.Reason})
-			stageNotes = append(stageNotes, fmt.Sprintf("skills/%s/%s was not staged: %s", name, sk.Path, sk.Reason))
+			notStaged(name, sk)
 		}
 		staged[name] = true
 		// What the listing left out was not staged either: said in the
 		// notes (the manifest's diagnostics warn about it too).
 		if m, _, err := snap.Manifest(ctx, name); err == nil {
 			for _, sk := range m.Skipped {
-				stageNotes = append(stageNotes, fmt.Sprintf("skills/%s/%s was not staged: %s", name, sk.Path, sk.Reason))
+				notStaged(name, workspace.Skipped{Path: sk.Path, Reason: sk.Reason})
 			}
 			if m.Truncated != nil {
 				stageNotes = append(stageNotes, truncatedNote(name, m))

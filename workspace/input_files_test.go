@@ -32,6 +32,8 @@ func TestCheckInputDest(t *testing.T) {
 		{dest: "dir/", why: "ends with '/'"},
 		{dest: ".", why: "names work/inputs itself"},
 		{dest: "./", why: "ends with '/'"},
+		{dest: strings.Repeat("a", 255), want: strings.Repeat("a", 255)},
+		{dest: strings.Repeat("a/", 511) + "bb", want: strings.Repeat("a/", 511) + "bb"}, // 1024 bytes
 		{dest: strings.Repeat("a", 256), why: "has a name of 256 bytes; file systems allow at most 255"},
 		{dest: "d/" + strings.Repeat("a", 256) + "/x", why: "has a name of 256 bytes"},
 		{dest: strings.Repeat("a/", 600) + "x", why: "is 1201 bytes; use at most 1024"},
