@@ -209,6 +209,9 @@ func (k *Kit) init(ctx context.Context, o Options) error {
 		if name == "" {
 			return errors.New("skillkit: Options.Agents has an empty agent name; name each agent")
 		}
+		if err := conversation.CheckAgent(name); err != nil {
+			return fmt.Errorf("skillkit: Options.Agents[%q]: %w", name, err)
+		}
 		if k.agents[name], err = configure(fmt.Sprintf("Options.Agents[%q]", name), o.Agents[name], exec); err != nil {
 			return err
 		}

@@ -75,6 +75,8 @@ func TestNewChecksEveryOption(t *testing.T) {
 		{"negative cap", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{MaxLoaded: -1}}, "Options.Agent.MaxLoaded is -1"},
 		{"catalog cap", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{Catalog: assembly.CatalogOptions{DescriptionMaxLength: 1}}}, "Options.Agent.Catalog.DescriptionMaxLength"},
 		{"unnamed agent", skillkit.Options{Roots: []string{root}, Agents: map[string]skillkit.AgentOptions{"": {}}}, "Options.Agents has an empty agent name"},
+		{"agent name with a slash", skillkit.Options{Roots: []string{root}, Agents: map[string]skillkit.AgentOptions{"a/b": {}}},
+			`skillkit: Options.Agents["a/b"]: the agent name "a/b" has a '/'`},
 		{"tool with a skill tool's name", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{Tools: []tools.Tool{tools.Skill()}}},
 			`skillkit: Options.Agent.Tools[0] is named "skill", like a skill tool`},
 		{"empty root", skillkit.Options{Roots: []string{""}}, `Options.Roots[0] is empty`},

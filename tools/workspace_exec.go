@@ -233,12 +233,14 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 		}
 	}
 	timeout := req.Timeout
+	var stageNotes []string // notes that go before the run's own
 	switch {
 	case timeout < 0:
 		return nil, fmt.Errorf("%w: timeout %v is negative; omit it for the default %v", ErrExecRequest, timeout, e.defTimeout)
 	case timeout == 0:
 		timeout = e.defTimeout
 	case timeout > e.maxTimeout:
+		stageNotes = append(stageNotes, fmt.Sprintf("the timeout asked for (%v) is over the operator's maximum; the command had %v", req.Timeout, e.maxTimeout))
 		timeout = e.maxTimeout
 	}
 
@@ -250,7 +252,6 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 
 	staged := make(map[string]bool, len(req.Skills))
 	var unstaged []Unstaged
-	var stageNotes []string
 	notStaged := func(name string, sk workspace.Skipped) {
 		stageNotes = append(stageNotes, fmt.Sprintf("skills/%s/%s was not staged: %s", name, sk.Path, sk.Reason))
 	}
@@ -398,10 +399,12 @@ func WorkspaceExec(cfg WorkspaceExecConfig) (Tool, error) {
 			return Result{}, fmt.Errorf("tools: %s: the workspace of session %q: %w", WorkspaceExecName, c.SessionID, err)
 		}
 		req := ExecRequest{
-			Args:        []string{"/bin/sh", "-c", a.Command},
-			Dir:         a.Cwd,
-			Env:         a.Env,
-			Timeout:     secondsToDuration(a.TimeoutSec, ex.maxTimeout),
+			Args: []string{"/bin/sh", "-c", a.Command},
+			Dir:  a.Cwd,
+			Env:  a.Env,
+			// Saturated far above the maximum, so that Exec caps it and
+			// says so in the notes.
+			Timeout:     secondsToDuration(a.TimeoutSec, max(ex.maxTimeout, maxAskedTimeout)),
 			OutputFiles: a.OutputFiles,
 			Skills:      loadedSkills(c),
 		}
@@ -454,6 +457,11 @@ func loadedSkills(c Call) []string {
 	}
 	return names
 }
+
+// maxAskedTimeout bounds the timeout a model's call may ask for before
+// Exec caps it at the operator's maximum: it only keeps the conversion
+// from overflowing.
+const maxAskedTimeout = 1000 * time.Hour
 
 // secondsToDuration converts a requested timeout, saturating at max so that
 // huge values cannot overflow.

@@ -233,6 +233,9 @@ func TestWorkspaceExecTimeoutCappedAtOperatorMax(t *testing.T) {
 	if res.DurationMS < max.Milliseconds() {
 		t.Errorf("duration_ms = %d, want at least %d", res.DurationMS, max.Milliseconds())
 	}
+	if want := "the timeout asked for (1h0m0s) is over the operator's maximum; the command had 500ms"; len(res.Notes) == 0 || res.Notes[0] != want {
+		t.Errorf("notes %q, want first %q", res.Notes, want)
+	}
 }
 
 func TestWorkspaceExecRefusesRequests(t *testing.T) {
