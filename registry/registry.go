@@ -34,6 +34,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -152,12 +153,15 @@ func (r *Registry) Refresh(ctx context.Context) (*Snapshot, error) {
 	var all []*entry
 	var diags []skill.Diagnostic
 	same := old != nil // nothing changed so far
+	var prevBySource []map[string]*source.Found
+	var prevEntries map[*source.Found]*entry
+	if old != nil {
+		prevBySource, prevEntries = old.prev.maps()
+	}
 	for i, src := range r.sources {
 		var prev map[string]*source.Found
-		var prevEntries map[*source.Found]*entry
 		if old != nil {
-			prev = old.bySource[i]
-			prevEntries = old.byFound
+			prev = prevBySource[i]
 		}
 		res, err := source.Discover(ctx, src, source.Options{Limits: r.opts.Limits, Workers: r.opts.Workers, Previous: prev, Seed: r.seed, ListFolders: r.opts.ListFiles})
 		if err != nil {
@@ -270,13 +274,8 @@ func (r *Registry) each(n int, fn func(i int)) {
 // folder) order wins and the rest are shadowed by it.
 func build(r *Registry, all []*entry, diags []skill.Diagnostic) *Snapshot {
 	s := &Snapshot{reg: r, memo: &sync.Map{}, index: make(map[string]*entry, len(all)), found: diags, diags: slices.Clip(diags),
-		bySource: make([]map[string]*source.Found, len(r.sources)), byFound: make(map[*source.Found]*entry, len(all))}
-	for i := range s.bySource {
-		s.bySource[i] = map[string]*source.Found{}
-	}
+		prev: &refreshIndex{sources: len(r.sources), every: all}, entries: make([]*entry, 0, len(all))}
 	for _, e := range all {
-		s.bySource[e.srcIndex][e.found.Dir] = e.found
-		s.byFound[e.found] = e
 		if w, ok := s.index[e.sum.Name]; ok {
 			s.shadowed = append(s.shadowed, Shadowed{Skill: e.sum, By: w.sum})
 			s.diags = append(s.diags, skill.Diagnostic{File: e.found.File, Severity: skill.Warning, Field: skill.FieldName,
@@ -286,7 +285,12 @@ func build(r *Registry, all []*entry, diags []skill.Diagnostic) *Snapshot {
 		s.index[e.sum.Name] = e
 		s.entries = append(s.entries, e)
 	}
-	sort.Slice(s.entries, func(i, j int) bool { return s.entries[i].sum.Name < s.entries[j].sum.Name })
+	// Folders are found in name order, and a skill's name is most often
+	// its folder's: the entries are then sorted already.
+	byName := func(a, b *entry) int { return strings.Compare(a.sum.Name, b.sum.Name) }
+	if !slices.IsSortedFunc(s.entries, byName) {
+		slices.SortFunc(s.entries, byName)
+	}
 	s.all = s.entries
 	return s
 }

@@ -57,8 +57,9 @@ type Snapshot struct {
 	diags    []skill.Diagnostic // found, then the shadowing warnings
 	found    []skill.Diagnostic // what discovery reported
 
-	bySource []map[string]*source.Found
-	byFound  map[*source.Found]*entry
+	// prev indexes every entry for the next Refresh, which reuses what
+	// did not change.
+	prev *refreshIndex
 
 	// memo holds values derived from this view of the skills (a built
 	// catalog, say); a View gets its own, since its skills differ.
@@ -80,6 +81,39 @@ func (s *Snapshot) Memo(key any, build func() (any, error)) (any, error) {
 	}
 	actual, _ := s.memo.LoadOrStore(key, v)
 	return actual, nil
+}
+
+// refreshIndex is what a Refresh needs of the snapshot it follows: what
+// discovery found, per source by folder (to skip unchanged SKILL.md
+// files), and the entry made of each (to keep its pinned content). Its
+// maps are built by the first Refresh that asks: a registry read once
+// and never refreshed, as by a one-shot command, does not pay for them.
+type refreshIndex struct {
+	once     sync.Once
+	sources  int
+	every    []*entry // winners and shadowed, in discovery order
+	bySource []map[string]*source.Found
+	byFound  map[*source.Found]*entry
+}
+
+// maps returns the index's maps, building them on first use.
+func (x *refreshIndex) maps() ([]map[string]*source.Found, map[*source.Found]*entry) {
+	x.once.Do(func() {
+		counts := make([]int, x.sources)
+		for _, e := range x.every {
+			counts[e.srcIndex]++
+		}
+		x.bySource = make([]map[string]*source.Found, x.sources)
+		for i := range x.bySource {
+			x.bySource[i] = make(map[string]*source.Found, counts[i])
+		}
+		x.byFound = make(map[*source.Found]*entry, len(x.every))
+		for _, e := range x.every {
+			x.bySource[e.srcIndex][e.found.Dir] = e.found
+			x.byFound[e.found] = e
+		}
+	})
+	return x.bySource, x.byFound
 }
 
 // entry is one discovered skill and its lazily loaded content.

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -30,6 +31,8 @@ func TestListJSONAsPrintJSON(t *testing.T) {
 		{"omitempty fields unset, negative rank", []listItem{{Name: "a", Rank: -1}, {Name: "b", Description: "d"}}},
 		{"escapes", []listItem{{Name: "x", Description: "\x00\x01\x1f\x7f\b\f\n\r\t\"\\/ \u2028\u2029 é 🙂 \xff\xfe end", Path: "\u00e9\u0301"}}},
 		{"many", []listItem{full, {Name: "b"}, full}},
+		// Several rounds of blocks, the last one partial.
+		{"blocks", manyItems(5*listJSONBlock + 7)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var want, got bytes.Buffer
@@ -44,6 +47,15 @@ func TestListJSONAsPrintJSON(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyItems returns n distinct items.
+func manyItems(n int) []listItem {
+	items := make([]listItem, n)
+	for i := range items {
+		items[i] = listItem{Name: fmt.Sprintf("skill-%d", i), Rank: i, Files: i % 7}
+	}
+	return items
 }
 
 // FuzzAppendJSONString holds appendJSONString to encoding/json with HTML
