@@ -86,3 +86,34 @@ func Defaults() []Tool {
 	}
 	return out
 }
+
+// ToolSet is a named group of tools offered together, such as the file
+// tools over one folder. Its tools reach the model as Expand names them,
+// "<set>_<tool>", so two sets of the same kind (file tools over two
+// folders) never collide; the set's Name is how configuration refers to
+// it (tool activation, say).
+type ToolSet struct {
+	// Name names the set: 1 to 64 letters, digits, '_' or '-', like a
+	// tool name.
+	Name string
+	// Tools are the set's tools under their own names.
+	Tools []Tool
+}
+
+// Expand returns the set's tools as the model sees them: copies named
+// "<set>_<tool>", in order, checked as Check checks a request's tools
+// (names valid and distinct, handlers set). The error names the set.
+func (s ToolSet) Expand() ([]Tool, error) {
+	if !validName(s.Name) {
+		return nil, fmt.Errorf("tools: tool set %q: name it with 1 to 64 letters, digits, '_' or '-'", s.Name)
+	}
+	out := make([]Tool, len(s.Tools))
+	for i, t := range s.Tools {
+		t.Name = s.Name + "_" + t.Name
+		out[i] = t
+	}
+	if err := Check(out); err != nil {
+		return nil, fmt.Errorf("tools: tool set %q: %w", s.Name, err)
+	}
+	return out, nil
+}

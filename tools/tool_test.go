@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -251,5 +253,45 @@ func TestDefaultNames(t *testing.T) {
 	d[0] = "changed"
 	if DefaultNames()[0] != "skill" {
 		t.Error("DefaultNames shares its slice with callers")
+	}
+}
+
+func TestToolSetExpand(t *testing.T) {
+	h := func(context.Context, Call) (Result, error) { return Result{Text: "ok"}, nil }
+	for _, c := range []struct {
+		name    string
+		set     ToolSet
+		want    []string
+		wantErr string
+	}{
+		{"prefixed in order", ToolSet{Name: "docs", Tools: []Tool{{Name: "read_file", Handler: h}, {Name: "glob", Handler: h}}}, []string{"docs_read_file", "docs_glob"}, ""},
+		{"empty set", ToolSet{Name: "none"}, []string{}, ""},
+		{"bad set name", ToolSet{Name: "a b", Tools: []Tool{{Name: "x", Handler: h}}}, nil, `tool set "a b": name it`},
+		{"name too long after prefix", ToolSet{Name: strings.Repeat("s", 60), Tools: []Tool{{Name: "read_file", Handler: h}}}, nil, "use 1 to 64"},
+		{"duplicate tool", ToolSet{Name: "d", Tools: []Tool{{Name: "x", Handler: h}, {Name: "x", Handler: h}}}, nil, `two tools are named "d_x"`},
+		{"no handler", ToolSet{Name: "d", Tools: []Tool{{Name: "x"}}}, nil, "has no handler"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := c.set.Expand()
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("Expand: %v; want an error containing %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := []string{}
+			for _, tl := range got {
+				names = append(names, tl.Name)
+			}
+			if !slices.Equal(names, c.want) {
+				t.Fatalf("names %v; want %v", names, c.want)
+			}
+			if len(c.set.Tools) > 0 && c.set.Tools[0].Name == got[0].Name {
+				t.Fatal("Expand renamed the set's own tools")
+			}
+		})
 	}
 }
