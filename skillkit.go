@@ -118,7 +118,23 @@ type AgentOptions struct {
 	// MaxParallel bounds the tool calls of one answer that run at once; 0
 	// means conversation.DefaultMaxParallel.
 	MaxParallel int
+	// Activation brings tool sets into the agent's requests once it loads
+	// the skills its rules name: candidate sets registered by name, rules
+	// from a skill to sets, include or only mode, invocation or session
+	// lifetime (see conversation.Activation). Nil activates nothing. The
+	// agent runner refuses it together with an output schema, since a
+	// final answer held to a schema cannot also be a call of a tool that
+	// appeared meanwhile.
+	Activation *Activation
 }
+
+// Activation configures tool activation on skill load: see
+// conversation.Activation.
+type Activation = conversation.Activation
+
+// ActivationRule activates tool sets when an agent loads a skill: see
+// conversation.ActivationRule.
+type ActivationRule = conversation.ActivationRule
 
 // ExecOptions enables and configures command execution (workspace_exec).
 type ExecOptions struct {
@@ -313,8 +329,14 @@ func convOptions(o AgentOptions, all []tools.Tool, skills func(context.Context) 
 		set = tools.SetFunc(func(ctx context.Context, st tools.State) ([]tools.Tool, error) { return sel(ctx, st, all) })
 	}
 	return &conversation.Options{Skills: skills, Tools: set, System: o.System, Lifetime: o.Lifetime,
-		Placement: o.Placement, MaxLoaded: o.MaxLoaded, Catalog: o.Catalog, MaxParallel: o.MaxParallel}
+		Placement: o.Placement, MaxLoaded: o.MaxLoaded, Catalog: o.Catalog, MaxParallel: o.MaxParallel,
+		Activation: o.Activation}
 }
+
+// AgentOptions returns the options the kit applies to the named agent:
+// Options.Agents[name] when it is configured there, else Options.Agent.
+// The slices and pointers it holds are the kit's; do not modify them.
+func (k *Kit) AgentOptions(name string) AgentOptions { return k.config(name).opts }
 
 func (k *Kit) config(agent string) agentConfig {
 	if c, ok := k.agents[agent]; ok {

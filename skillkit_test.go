@@ -87,6 +87,9 @@ func TestNewChecksEveryOption(t *testing.T) {
 			"Options.Exec sets both Runner and Isolated"},
 		{"timeout above the runner's", skillkit.Options{Roots: []string{root}, Exec: &skillkit.ExecOptions{Runner: unconfined(t, time.Minute), Tool: &tools.ExecOptions{MaxTimeout: time.Hour}}},
 			"ExecOptions.MaxTimeout 1h0m0s exceeds the runner's own maximum 1m0s"},
+		{"activation of an unknown set", skillkit.Options{Roots: []string{root}, Agents: map[string]skillkit.AgentOptions{"helper": {
+			Activation: &skillkit.Activation{Rules: []skillkit.ActivationRule{{Skill: "alpha", Sets: []string{"files"}}}}}}},
+			`skillkit: Options.Agents["helper"].Activation.Rules[0].Sets[0] names "files", which is not in Activation.Sets`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k, err := skillkit.New(t.Context(), &tc.o)
@@ -245,4 +248,33 @@ func strconvQuote(s string) string {
 		b = append(b, string(r)...)
 	}
 	return string(append(b, '"'))
+}
+
+// TestActivationThroughTheKit: an agent's Activation reaches its
+// conversations, and AgentOptions reports each agent's options.
+func TestActivationThroughTheKit(t *testing.T) {
+	find := tools.New("find", "Finds.", func(context.Context, tools.Call, struct{}) (tools.Result, error) {
+		return tools.Result{Text: "found"}, nil
+	})
+	k := newKit(t, skillkit.Options{Roots: []string{skills(t)}, Agents: map[string]skillkit.AgentOptions{"helper": {
+		Activation: &skillkit.Activation{Sets: []tools.ToolSet{{Name: "search", Tools: []tools.Tool{find}}},
+			Rules: []skillkit.ActivationRule{{Skill: "alpha", Sets: []string{"search"}}}}}}})
+	if k.AgentOptions("helper").Activation == nil || k.AgentOptions("main").Activation != nil {
+		t.Fatal("AgentOptions does not report the configured agents")
+	}
+	conv, err := k.Open(t.Context(), "", "helper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conv.User(t.Context(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	step, err := conv.Respond(t.Context(), skillkit.Assistant{Calls: []skillkit.ToolCall{{ID: "1", Name: tools.LoadName, Arguments: `{"skill":"alpha"}`}}})
+	if err != nil || step.Results[0].IsError {
+		t.Fatalf("skill_load: %v %+v", err, step)
+	}
+	step, err = conv.Respond(t.Context(), skillkit.Assistant{Calls: []skillkit.ToolCall{{ID: "2", Name: "search_find", Arguments: `{}`}}})
+	if err != nil || step.Results[0].Text != "found" {
+		t.Fatalf("search_find after the load: %v %+v", err, step)
+	}
 }

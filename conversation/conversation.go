@@ -61,6 +61,9 @@ type Options struct {
 	// MaxParallel bounds the tool calls of one answer that run at once;
 	// 0 means DefaultMaxParallel.
 	MaxParallel int
+	// Activation, when set, brings tool sets into the agent's requests
+	// once it loads the skills its rules name. Nil activates nothing.
+	Activation *Activation
 }
 
 // Conversation is one agent's handle on a stored session. It is safe for
@@ -71,6 +74,7 @@ type Conversation struct {
 	id    string
 	agent string
 	opts  Options
+	act   *activator
 }
 
 // Open returns agent's conversation over the existing session id. Every
@@ -98,7 +102,11 @@ func Open(ctx context.Context, store session.Store, id, agent string, opts *Opti
 	if o.MaxParallel == 0 {
 		o.MaxParallel = DefaultMaxParallel
 	}
-	return &Conversation{store: store, id: id, agent: agent, opts: o}, nil
+	act, err := newActivator(o.Activation)
+	if err != nil {
+		return nil, fmt.Errorf("conversation: Options.%w", err)
+	}
+	return &Conversation{store: store, id: id, agent: agent, opts: o, act: act}, nil
 }
 
 // Validate reports the first unusable option; the error starts with the
@@ -118,6 +126,9 @@ func (o *Options) Validate() error {
 	}
 	if _, err := catalog.New(nil, &catalog.Options{DescriptionMaxLength: o.Catalog.DescriptionMaxLength}); err != nil {
 		return fmt.Errorf("Catalog.DescriptionMaxLength: %w", err)
+	}
+	if _, err := newActivator(o.Activation); err != nil {
+		return err
 	}
 	return nil
 }
@@ -162,6 +173,7 @@ func (c *Conversation) toolsFor(ctx context.Context, st loadstate.View) ([]tools
 	if err != nil {
 		return nil, fmt.Errorf("conversation: the tool set of agent %q: %w", c.agent, err)
 	}
+	ts = c.act.compose(ts, st.Activations())
 	if err := tools.Check(ts); err != nil {
 		return nil, fmt.Errorf("conversation: the tool set of agent %q: %w", c.agent, err)
 	}
@@ -280,6 +292,12 @@ func (c *Conversation) user(ctx context.Context, snap *registry.Snapshot, text s
 				session.ApplyDelta(state, d)
 			}
 		}
+		// The agent's turn starts: what was activated for the last one
+		// ends.
+		if d := loadstate.EndInvocation(state, c.agent); d != nil {
+			user.StateDelta = mergeDelta(user.StateDelta, d)
+			session.ApplyDelta(state, d)
+		}
 		userAt = len(out)
 		out = append(out, user)
 		for _, inv := range invoked {
@@ -290,7 +308,11 @@ func (c *Conversation) user(ctx context.Context, snap *registry.Snapshot, text s
 				return nil, err
 			}
 			session.ApplyDelta(state, d)
-			out = append(out, session.Event{Kind: session.KindContext, Agent: c.agent, Text: inv.text, StateDelta: d, Loads: loads})
+			ad, err := c.act.activate(state, c.agent, loads)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, session.Event{Kind: session.KindContext, Agent: c.agent, Text: inv.text, StateDelta: mergeDelta(d, ad), Loads: loads})
 		}
 		if len(declared) > 0 {
 			ev, err := c.declaration(state, declared)
@@ -349,8 +371,12 @@ func (c *Conversation) declaration(state map[string]string, effects []tools.Effe
 		return session.Event{}, err
 	}
 	session.ApplyDelta(state, delta)
+	ad, err := c.act.activate(state, c.agent, loads)
+	if err != nil {
+		return session.Event{}, err
+	}
 	return session.Event{Kind: session.KindState, Agent: c.agent, Text: "declared loads: " + strings.Join(names, ", "),
-		StateDelta: delta, Loads: loads}, nil
+		StateDelta: mergeDelta(delta, ad), Loads: loads}, nil
 }
 
 // Request builds the next model request: the agent's history with loaded

@@ -18,11 +18,8 @@ import (
 // loaded instructions.
 func Example() {
 	ctx := context.Background()
-	root, _ := os.MkdirTemp("", "skills")
-	defer os.RemoveAll(root)
-	_ = os.MkdirAll(filepath.Join(root, "greet"), 0o755)
-	_ = os.WriteFile(filepath.Join(root, "greet", "SKILL.md"), []byte("---\nname: greet\ndescription: Greets.\n---\nSay hello.\n"), 0o644)
-	reg, _ := registry.New(ctx, []source.Source{source.FS(os.DirFS(root), "project", 0)}, nil)
+	reg, done := exampleSkill(ctx, "greet", "---\nname: greet\ndescription: Greets.\n---\nSay hello.\n")
+	defer done()
 
 	store := session.NewMemoryStore(nil)
 	s, _ := store.Create(ctx, "", nil)
@@ -49,4 +46,57 @@ func Example() {
 	// Output:
 	// loaded: greet call_abc
 	// "loaded: greet\n\n[Loaded] greet\n\nSay hello."
+}
+
+// Tool activation: the tool set "weather" is offered only once the model
+// has loaded the skill forecast, from the next request on.
+func ExampleActivation() {
+	ctx := context.Background()
+	reg, done := exampleSkill(ctx, "forecast", "---\nname: forecast\ndescription: Forecasts.\n---\nCall weather_today.\n")
+	defer done()
+
+	today := tools.New("today", "Today's weather.", func(context.Context, tools.Call, struct{}) (tools.Result, error) {
+		return tools.Result{Text: "sunny"}, nil
+	})
+	store := session.NewMemoryStore(nil)
+	s, _ := store.Create(ctx, "", nil)
+	c, err := conversation.Open(ctx, store, s.ID, "main", &conversation.Options{
+		Skills: func(context.Context) *registry.Snapshot { return reg.Snapshot() },
+		Tools:  tools.Static{tools.Load()},
+		Activation: &conversation.Activation{
+			Sets:  []tools.ToolSet{{Name: "weather", Tools: []tools.Tool{today}}},
+			Rules: []conversation.ActivationRule{{Skill: "forecast", Sets: []string{"weather"}}},
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	names := func() (out []string) {
+		ts, _ := c.Tools(ctx)
+		for _, t := range ts {
+			out = append(out, t.Name)
+		}
+		return out
+	}
+	_, _ = c.User(ctx, "weather?")
+	fmt.Println(names())
+	_, _ = c.Respond(ctx, conversation.Assistant{Calls: []session.ToolCall{{ID: "1", Name: "skill_load", Arguments: `{"skill":"forecast"}`}}})
+	fmt.Println(names())
+	step, _ := c.Respond(ctx, conversation.Assistant{Calls: []session.ToolCall{{ID: "2", Name: "weather_today", Arguments: `{}`}}})
+	fmt.Println(step.Results[0].Text)
+	// Output:
+	// [skill_load]
+	// [skill_load weather_today]
+	// sunny
+}
+
+// exampleSkill writes one skill into a temporary folder and returns a
+// registry of it, and a function that removes the folder.
+func exampleSkill(ctx context.Context, name, skillMD string) (*registry.Registry, func()) {
+	root, _ := os.MkdirTemp("", "skills")
+	_ = os.MkdirAll(filepath.Join(root, name), 0o755)
+	_ = os.WriteFile(filepath.Join(root, name, "SKILL.md"), []byte(skillMD), 0o644)
+	reg, _ := registry.New(ctx, []source.Source{source.FS(os.DirFS(root), "project", 0)}, nil)
+	return reg, func() { os.RemoveAll(root) }
 }

@@ -111,8 +111,12 @@ func (c *Conversation) Respond(ctx context.Context, a Assistant) (*Step, error) 
 				if err != nil {
 					return nil, fmt.Errorf("the effects of %s: %w", callName(i, calls[i]), err)
 				}
-				ev.StateDelta = d
 				session.ApplyDelta(state, d)
+				ad, err := c.act.activate(state, c.agent, ev.Loads)
+				if err != nil {
+					return nil, fmt.Errorf("the activations of %s: %w", callName(i, calls[i]), err)
+				}
+				ev.StateDelta = mergeDelta(d, ad)
 			}
 			out = append(out, ev)
 		}
