@@ -61,6 +61,12 @@ type Options struct {
 	// MaxParallel bounds the tool calls of one answer that run at once;
 	// 0 means DefaultMaxParallel.
 	MaxParallel int
+	// FallbackOnSummary keeps the "Loaded skill context:" message for
+	// skills loaded before the current turn once a summary (Compact)
+	// replaced their loads. By default it is left out then, as content the
+	// summary condensed; skills the current turn loaded are shown again
+	// either way when a compaction cut their results.
+	FallbackOnSummary bool
 	// Activation, when set, brings tool sets into the agent's requests
 	// once it loads the skills its rules name. Nil activates nothing.
 	Activation *Activation
@@ -381,7 +387,8 @@ func (c *Conversation) declaration(state map[string]string, effects []tools.Effe
 
 // Request builds the next model request: the agent's history with loaded
 // content placed where the placement says, and the tools its load state
-// offers. It never changes the session.
+// offers. After a compaction the agent's latest summary is sent in place
+// of the events it covers. It never changes the session.
 func (c *Conversation) Request(ctx context.Context) (*assembly.Request, error) {
 	s, err := c.store.Get(ctx, c.id)
 	if err != nil {
@@ -391,6 +398,9 @@ func (c *Conversation) Request(ctx context.Context) (*assembly.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return assembly.Assemble(ctx, assembly.Input{System: c.opts.System, Session: s, Agent: c.agent, Skills: c.skills(ctx), Tools: ts},
-		&assembly.Options{Placement: c.opts.Placement})
+	// The agent's latest summary stands in for the events it covers.
+	from, summary := c.summaryOf(s.Events)
+	return assembly.Assemble(ctx, assembly.Input{System: c.opts.System, Session: s, Agent: c.agent, Skills: c.skills(ctx), Tools: ts,
+		From: from, Summary: summary},
+		&assembly.Options{Placement: c.opts.Placement, FallbackOnSummary: c.opts.FallbackOnSummary})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillkit/skillkit/assembly"
 	"github.com/skillkit/skillkit/loadstate"
+	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/tools"
 )
@@ -122,19 +123,26 @@ func (c *Conversation) Respond(ctx context.Context, a Assistant) (*Step, error) 
 		}
 		// A skill set that changed during the turn is announced before the
 		// next request, after what is already there.
-		cat, err := assembly.CatalogEvent(state, c.agent, snap, ts, &c.opts.Catalog)
-		if err != nil {
-			return nil, err
-		}
-		if cat != nil {
-			out = append(out, *cat)
-		}
-		return out, nil
+		return c.withCatalog(out, state, snap, ts)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &Step{Events: evs, Results: results}, nil
+}
+
+// withCatalog appends to out the event that publishes the agent's catalog
+// when it differs from the one the agent saw last (state, as of the end
+// of out).
+func (c *Conversation) withCatalog(out []session.Event, state map[string]string, snap *registry.Snapshot, ts []tools.Tool) ([]session.Event, error) {
+	cat, err := assembly.CatalogEvent(state, c.agent, snap, ts, &c.opts.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	if cat != nil {
+		out = append(out, *cat)
+	}
+	return out, nil
 }
 
 // assignIDs gives every call without an ID one: "call_<seq>", then

@@ -49,12 +49,17 @@ const (
 	// as a user-role message at its place in the history, so later
 	// requests keep it byte for byte (prompt caches survive).
 	KindContext Kind = "context"
+	// KindSummary condenses an agent's earlier events, made when its
+	// history outgrew a budget: Text is the summary, and Summarizes is the
+	// Seq of the last event it stands in for. Requests send the summary in
+	// place of those events (and of any earlier summary).
+	KindSummary Kind = "summary"
 )
 
 // Valid reports whether k is one of the defined kinds.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindUser, KindAssistant, KindTool, KindState, KindContext:
+	case KindUser, KindAssistant, KindTool, KindState, KindContext, KindSummary:
 		return true
 	}
 	return false
@@ -131,6 +136,9 @@ type Event struct {
 	// Loads records what the event brought into the conversation by
 	// reference (see Load).
 	Loads []Load `json:"loads,omitempty"`
+	// Summarizes is, on a KindSummary event, the Seq of the last event the
+	// summary stands in for; 0 on other kinds.
+	Summarizes int64 `json:"summarizes,omitempty"`
 }
 
 // Session is a snapshot of one session. Stores hand out copies: mutating a
@@ -223,8 +231,14 @@ func (e Event) Clone() Event {
 // says what to do. Seq and Turn are not checked: the store assigns them.
 func (e *Event) Validate() error {
 	if !e.Kind.Valid() {
-		return fmt.Errorf("%w: event.Kind %q is not one of %q, %q, %q, %q, %q",
-			ErrInvalidEvent, e.Kind, KindUser, KindAssistant, KindTool, KindState, KindContext)
+		return fmt.Errorf("%w: event.Kind %q is not one of %q, %q, %q, %q, %q, %q",
+			ErrInvalidEvent, e.Kind, KindUser, KindAssistant, KindTool, KindState, KindContext, KindSummary)
+	}
+	switch {
+	case e.Kind == KindSummary && e.Summarizes <= 0:
+		return fmt.Errorf("%w: event.Summarizes is %d on a %q event; set it to the Seq of the last event the summary stands in for", ErrInvalidEvent, e.Summarizes, KindSummary)
+	case e.Kind != KindSummary && e.Summarizes != 0:
+		return fmt.Errorf("%w: event.Summarizes belongs to %q events, not %q", ErrInvalidEvent, KindSummary, e.Kind)
 	}
 	if len(e.ToolCalls) > 0 && e.Kind != KindAssistant {
 		return fmt.Errorf("%w: event.ToolCalls is set on a %q event; only %q events carry tool calls",

@@ -184,6 +184,8 @@ func testAppend(t *testing.T, newStore NewStore) {
 		{"second user message deletes and overwrites", session.Event{Kind: session.KindUser, Text: "again", StateDelta: map[string]*string{
 			"loaded/main/pdf": nil, "docs/main/pdf": nil, "never-set": nil, "mode": session.Ptr("session"), "empty": session.Ptr("")}},
 			2, map[string]string{"mode": "session", "empty": ""}},
+		{"summary of earlier events", session.Event{Kind: session.KindSummary, Agent: "main", Text: "The user asked for a PDF.", Summarizes: 3},
+			2, map[string]string{"mode": "session", "empty": ""}},
 	}
 	var want []session.Event
 	for i, st := range steps {
@@ -241,6 +243,8 @@ func testAppendInvalid(t *testing.T, newStore NewStore) {
 		{"tool result without call ID", session.Event{Kind: session.KindTool, Text: "x"}, "ToolCallID"},
 		{"tool fields on assistant", session.Event{Kind: session.KindAssistant, IsError: true}, "IsError"},
 		{"empty delta key", session.Event{Kind: session.KindState, StateDelta: map[string]*string{"": session.Ptr("x")}}, "StateDelta"},
+		{"summary that summarizes nothing", session.Event{Kind: session.KindSummary, Text: "x"}, "Summarizes"},
+		{"summarizes on a user event", session.Event{Kind: session.KindUser, Summarizes: 2}, "Summarizes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,6 +42,9 @@ CREATE TABLE state (
 	1: `
 ALTER TABLE events ADD COLUMN loads TEXT; -- JSON array of session.Load, NULL when none
 `,
+	2: `
+ALTER TABLE events ADD COLUMN summarizes INTEGER NOT NULL DEFAULT 0; -- a summary's last summarized Seq
+`,
 }
 
 // migrate brings the file to SchemaVersion inside one write transaction, so

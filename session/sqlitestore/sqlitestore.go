@@ -42,7 +42,7 @@ import (
 
 // SchemaVersion is the schema version this build writes (PRAGMA
 // user_version). Files with a lower version are migrated on Open.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // applicationID marks a SQLite file as a skillkit session store
 // (PRAGMA application_id; "skkt" in ASCII).
@@ -457,7 +457,7 @@ func loadSession(ctx context.Context, q queryer, id string) (*session.Session, e
 	if err := json.Unmarshal([]byte(meta), &sess.Meta); err != nil {
 		return nil, fmt.Errorf("corrupt meta column: %w", err)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT seq, id, time_ns, agent, kind, turn, text, tool_calls, tool_call_id, tool_name, is_error, state_delta, loads
+	rows, err := q.QueryContext(ctx, `SELECT seq, id, time_ns, agent, kind, turn, text, tool_calls, tool_call_id, tool_name, is_error, state_delta, loads, summarizes
 		FROM events WHERE session_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return nil, err
@@ -468,7 +468,7 @@ func loadSession(ctx context.Context, q queryer, id string) (*session.Session, e
 		var tns int64
 		var kind string
 		var calls, delta, loads sql.NullString
-		if err := rows.Scan(&e.Seq, &e.ID, &tns, &e.Agent, &kind, &e.Turn, &e.Text, &calls, &e.ToolCallID, &e.ToolName, &e.IsError, &delta, &loads); err != nil {
+		if err := rows.Scan(&e.Seq, &e.ID, &tns, &e.Agent, &kind, &e.Turn, &e.Text, &calls, &e.ToolCallID, &e.ToolName, &e.IsError, &delta, &loads, &e.Summarizes); err != nil {
 			return nil, err
 		}
 		e.Kind = session.Kind(kind)
@@ -558,9 +558,9 @@ func insertEvent(ctx context.Context, tx *sql.Tx, id string, e *session.Event) e
 		}
 		loads = sql.NullString{String: string(b), Valid: true}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO events (session_id, seq, id, time_ns, agent, kind, turn, text, tool_calls, tool_call_id, tool_name, is_error, state_delta, loads)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		id, e.Seq, e.ID, e.Time.UnixNano(), e.Agent, string(e.Kind), e.Turn, e.Text, calls, e.ToolCallID, e.ToolName, e.IsError, delta, loads); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO events (session_id, seq, id, time_ns, agent, kind, turn, text, tool_calls, tool_call_id, tool_name, is_error, state_delta, loads, summarizes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, e.Seq, e.ID, e.Time.UnixNano(), e.Agent, string(e.Kind), e.Turn, e.Text, calls, e.ToolCallID, e.ToolName, e.IsError, delta, loads, e.Summarizes); err != nil {
 		return err
 	}
 	keys := make([]string, 0, len(e.StateDelta))
