@@ -104,6 +104,12 @@ type AgentOptions struct {
 	MaxLoaded int
 	// Catalog configures the skill catalog the agent is shown.
 	Catalog assembly.CatalogOptions
+	// SkillTools names the skill tools the agent offers, in order: any of
+	// tools.DefaultNames and, when Options.Exec is set, workspace_exec.
+	// Nil offers them all (workspace_exec last); tools.DefaultNames() is
+	// the knowledge-only profile — instructions and documents, no
+	// commands — for an agent of a kit that runs commands for others.
+	SkillTools []string
 	// Tools are the agent's own tools, offered after the skill tools (and
 	// workspace_exec). Their names must differ from those and each other.
 	Tools []tools.Tool
@@ -157,6 +163,11 @@ type ExecOptions struct {
 	// outputs); nil means defaults. A MaxTimeout above what the runner
 	// accepts is an error.
 	Tool *tools.ExecOptions
+	// Env, when set, supplies variables for each command from the
+	// context of the call (a per-user token the application put there,
+	// say), so the model never sees them. Variables the call names itself
+	// win over provided ones.
+	Env sandbox.EnvProvider
 }
 
 // Kit is a configured skills runtime. It is safe for concurrent use.
@@ -286,6 +297,7 @@ func (k *Kit) execTool(ctx context.Context, e ExecOptions) (tools.Tool, error) {
 		}
 		runner = r
 	}
+	runner = sandbox.WithEnv(runner, e.Env)
 	wm := e.Workspaces
 	if wm == nil {
 		m, err := workspace.NewTemp(ctx, nil)
@@ -308,12 +320,26 @@ func configure(field string, o AgentOptions, exec []tools.Tool) (agentConfig, er
 		return agentConfig{}, fmt.Errorf("skillkit: %s.Tools: %w", field, err)
 	}
 	builtins := slices.Concat(tools.Defaults(), exec)
+	offered := builtins
+	if o.SkillTools != nil {
+		switch {
+		case len(o.SkillTools) == 0:
+			return agentConfig{}, fmt.Errorf("skillkit: %s.SkillTools is empty; leave it nil for every skill tool, or name the ones to offer", field)
+		case len(exec) == 0 && slices.Contains(o.SkillTools, tools.WorkspaceExecName):
+			return agentConfig{}, fmt.Errorf("skillkit: %s.SkillTools names %s, but Options.Exec is not set; set Exec to run commands, or leave %s out", field, tools.WorkspaceExecName, tools.WorkspaceExecName)
+		}
+		sel, err := tools.Select(o.SkillTools, exec...)
+		if err != nil {
+			return agentConfig{}, fmt.Errorf("skillkit: %s.SkillTools: %w", field, err)
+		}
+		offered = sel
+	}
 	for i, t := range o.Tools {
 		if slices.ContainsFunc(builtins, func(b tools.Tool) bool { return b.Name == t.Name }) {
 			return agentConfig{}, fmt.Errorf("skillkit: %s.Tools[%d] is named %q, like a skill tool; give it another name", field, i, t.Name)
 		}
 	}
-	all := slices.Concat(builtins, o.Tools)
+	all := slices.Concat(offered, o.Tools)
 	// An unusable value fails here, not at the first session.
 	if err := convOptions(o, all, nil).Validate(); err != nil {
 		return agentConfig{}, fmt.Errorf("skillkit: %s.%w", field, err)

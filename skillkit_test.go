@@ -87,6 +87,12 @@ func TestNewChecksEveryOption(t *testing.T) {
 			"Options.Exec sets both Runner and Isolated"},
 		{"timeout above the runner's", skillkit.Options{Roots: []string{root}, Exec: &skillkit.ExecOptions{Runner: unconfined(t, time.Minute), Tool: &tools.ExecOptions{MaxTimeout: time.Hour}}},
 			"ExecOptions.MaxTimeout 1h0m0s exceeds the runner's own maximum 1m0s"},
+		{"workspace_exec named without Exec", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{SkillTools: []string{tools.LoadName, tools.WorkspaceExecName}}},
+			"skillkit: Options.Agent.SkillTools names workspace_exec, but Options.Exec is not set"},
+		{"unknown skill tool", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{SkillTools: []string{"skill_lod"}}},
+			`skillkit: Options.Agent.SkillTools: tools: unknown tool "skill_lod"; available:`},
+		{"empty skill tools", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{SkillTools: []string{}}},
+			"Options.Agent.SkillTools is empty; leave it nil"},
 		{"activation of an unknown set", skillkit.Options{Roots: []string{root}, Agents: map[string]skillkit.AgentOptions{"helper": {
 			Activation: &skillkit.Activation{Rules: []skillkit.ActivationRule{{Skill: "alpha", Sets: []string{"files"}}}}}}},
 			`skillkit: Options.Agents["helper"].Activation.Rules[0].Sets[0] names "files", which is not in Activation.Sets`},
@@ -276,5 +282,52 @@ func TestActivationThroughTheKit(t *testing.T) {
 	step, err = conv.Respond(t.Context(), skillkit.Assistant{Calls: []skillkit.ToolCall{{ID: "2", Name: "search_find", Arguments: `{}`}}})
 	if err != nil || step.Results[0].Text != "found" {
 		t.Fatalf("search_find after the load: %v %+v", err, step)
+	}
+}
+
+// TestSkillToolsAndEnv: SkillTools narrows the skill tools per agent (the
+// knowledge-only profile drops workspace_exec), and Exec.Env injects
+// variables from the call's context, the call's own env winning.
+func TestSkillToolsAndEnv(t *testing.T) {
+	type tokenKey struct{}
+	wm, err := workspace.NewTemp(t.Context(), &workspace.Options{PlainDirs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wm.Discard(context.Background())
+	k := newKit(t, skillkit.Options{Roots: []string{skills(t)},
+		Agents: map[string]skillkit.AgentOptions{
+			"reader": {SkillTools: tools.DefaultNames()},
+			"loader": {SkillTools: []string{tools.LoadName, tools.WorkspaceExecName}},
+		},
+		Exec: &skillkit.ExecOptions{Runner: unconfined(t, 0), Workspaces: wm, Env: func(ctx context.Context) map[string]string {
+			tok, _ := ctx.Value(tokenKey{}).(string)
+			return map[string]string{"USER_TOKEN": tok, "MODE": "provided"}
+		}}})
+	for agent, want := range map[string][]string{
+		"reader": tools.DefaultNames(),
+		"loader": {tools.LoadName, tools.WorkspaceExecName},
+		"other":  append(tools.DefaultNames(), tools.WorkspaceExecName),
+	} {
+		ts, err := k.Tools(t.Context(), agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tl := range ts {
+			got = append(got, tl.Name)
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("agent %s offers %v; want %v", agent, got, want)
+		}
+	}
+	ctx := context.WithValue(t.Context(), tokenKey{}, "secret-42")
+	c, err := k.Open(ctx, "", "loader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Call(ctx, tools.WorkspaceExecName, []byte(`{"command":"echo $USER_TOKEN $MODE","env":{"MODE":"explicit"}}`))
+	if err != nil || !strings.Contains(res.Text, `"stdout":"secret-42 explicit\n"`) {
+		t.Fatalf("workspace_exec: %v %s", err, res.Text)
 	}
 }
