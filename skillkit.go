@@ -402,7 +402,7 @@ func (k *Kit) Catalog(ctx context.Context, agent string) (string, error) {
 		return "", err
 	}
 	c := k.config(agent)
-	ev, err := assembly.CatalogEvent(map[string]string{}, agent, k.Skills(ctx), ts, &c.opts.Catalog)
+	ev, err := assembly.CatalogEvent(ctx, map[string]string{}, agent, k.Skills(ctx), ts, &c.opts.Catalog)
 	if err != nil || ev == nil {
 		return "", err
 	}

@@ -93,6 +93,8 @@ func TestNewChecksEveryOption(t *testing.T) {
 			`skillkit: Options.Agent.SkillTools: tools: unknown tool "skill_lod"; available:`},
 		{"empty skill tools", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{SkillTools: []string{}}},
 			"Options.Agent.SkillTools is empty; leave it nil"},
+		{"guidance text without its mode", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{Catalog: assembly.CatalogOptions{Guidance: assembly.Guidance{Text: "x"}}}},
+			"skillkit: Options.Agent.Catalog.Guidance.Text is set but Guidance.Mode is not GuidanceReplace"},
 		{"activation of an unknown set", skillkit.Options{Roots: []string{root}, Agents: map[string]skillkit.AgentOptions{"helper": {
 			Activation: &skillkit.Activation{Rules: []skillkit.ActivationRule{{Skill: "alpha", Sets: []string{"files"}}}}}}},
 			`skillkit: Options.Agents["helper"].Activation.Rules[0].Sets[0] names "files", which is not in Activation.Sets`},

@@ -72,12 +72,12 @@ func BenchmarkCatalogFromSnapshot10k(b *testing.B) {
 	snap := reg.Snapshot()
 	state := map[string]string{}
 	toolset := []tools.Tool{tools.Skill()}
-	if _, err := assembly.CatalogEvent(state, "a", snap, toolset, nil); err != nil { // builds and memoises
+	if _, err := assembly.CatalogEvent(context.Background(), state, "a", snap, toolset, nil); err != nil { // builds and memoises
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		ev, err := assembly.CatalogEvent(state, "a", snap, toolset, nil)
+		ev, err := assembly.CatalogEvent(context.Background(), state, "a", snap, toolset, nil)
 		if err != nil || ev == nil {
 			b.Fatal(err)
 		}

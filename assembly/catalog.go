@@ -1,11 +1,17 @@
 package assembly
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/skillkit/skillkit/catalog"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/skill"
 	"github.com/skillkit/skillkit/tools"
 )
 
@@ -74,6 +80,110 @@ type CatalogOptions struct {
 	Format CatalogFormat
 	// DescriptionMaxLength caps descriptions (0: the catalog default).
 	DescriptionMaxLength int
+	// Render, when set, writes the catalog section from the skills the
+	// request sees (filters applied; ctx is the request's), in place of
+	// the format's rendering. In the list format a text that does not
+	// start with "Available skills:" gets that line in front. A blank
+	// text publishes no catalog, as when no skill is visible. It changes
+	// only the text: the skill tools and what they load stay the same.
+	Render func(ctx context.Context, skills []skill.Summary) string
+	// Guidance is the tooling guidance published after the catalog.
+	Guidance Guidance
+}
+
+// GuidanceMode chooses the tooling guidance published after a catalog.
+type GuidanceMode int
+
+const (
+	// GuidanceDefault publishes, in the list format, a "Tooling and
+	// workspace guidance:" section with one line per skill tool the agent
+	// offers; the reminder format carries its own instructions and adds
+	// none.
+	GuidanceDefault GuidanceMode = iota
+	// GuidanceReplace publishes Guidance.Text instead, in either format.
+	GuidanceReplace
+	// GuidanceNone publishes no guidance. Say in the system prompt which
+	// skill tools the agent has, then.
+	GuidanceNone
+)
+
+// Guidance configures the tooling guidance after the catalog.
+type Guidance struct {
+	// Mode chooses the guidance; the zero value is GuidanceDefault.
+	Mode GuidanceMode
+	// Text is the guidance GuidanceReplace publishes, as is.
+	Text string
+	// Exec, with GuidanceDefault, replaces the default line about
+	// workspace_exec (when the agent offers it). It changes only the
+	// prompt: workspace_exec stays offered.
+	Exec string
+}
+
+// Validate reports the first unusable field, named from Guidance on.
+func (g Guidance) Validate() error {
+	switch {
+	case g.Mode < GuidanceDefault || g.Mode > GuidanceNone:
+		return fmt.Errorf("Guidance.Mode %d is not one of GuidanceDefault, GuidanceReplace, GuidanceNone", int(g.Mode))
+	case g.Mode == GuidanceReplace && strings.TrimSpace(g.Text) == "":
+		return errors.New("Guidance.Text is empty with GuidanceReplace; write the guidance, or use GuidanceNone for none")
+	case g.Mode != GuidanceReplace && g.Text != "":
+		return errors.New("Guidance.Text is set but Guidance.Mode is not GuidanceReplace; set the mode to publish it")
+	case g.Mode != GuidanceDefault && g.Exec != "":
+		return errors.New("Guidance.Exec is set but Guidance.Mode is not GuidanceDefault; it replaces a line of the default guidance only")
+	}
+	return nil
+}
+
+// GuidanceHeader opens the default tooling guidance.
+const GuidanceHeader = "Tooling and workspace guidance:"
+
+// guidance returns the tooling guidance for the agent's tools, "" for
+// none.
+func (o *CatalogOptions) guidance(toolset []tools.Tool) string {
+	switch o.Guidance.Mode {
+	case GuidanceReplace:
+		return o.Guidance.Text
+	case GuidanceNone:
+		return ""
+	}
+	if o.Format != FormatList {
+		return ""
+	}
+	named := map[string]string{} // shipped name → name offered
+	for _, t := range toolset {
+		if b := t.Builtin(); b != "" {
+			named[b] = t.Name
+		}
+	}
+	var lines []string
+	if n, ok := named[tools.LoadName]; ok {
+		lines = append(lines, "- Call "+n+" with a skill's name to load its instructions before following them; they stay in the context while the skill is loaded.")
+	} else if n, ok := named[tools.SkillName]; ok {
+		lines = append(lines, "- Call "+n+" with a skill's name to read its instructions before following them.")
+	}
+	if n, ok := named[tools.ListDocsName]; ok {
+		line := "- " + n + " lists the documents of a skill"
+		if s, ok := named[tools.SelectDocsName]; ok {
+			line += "; " + s + " adds the ones you need to the context"
+		}
+		lines = append(lines, line+".")
+	} else if s, ok := named[tools.SelectDocsName]; ok {
+		lines = append(lines, "- "+s+" adds a skill's documents to the context.")
+	}
+	if n, ok := named[tools.ReadName]; ok {
+		lines = append(lines, "- "+n+" reads one file of a skill, such as a script to inspect before running it.")
+	}
+	if n, ok := named[tools.WorkspaceExecName]; ok {
+		line := o.Guidance.Exec
+		if line == "" {
+			line = "- " + n + " runs a shell command in this session's workspace: a loaded skill's files are under skills/<name>/, write results to out/, and name the files to return with output globs."
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return GuidanceHeader + "\n" + strings.Join(lines, "\n")
 }
 
 // CatalogEvent returns the context event that publishes the agent's
@@ -85,7 +195,10 @@ type CatalogOptions struct {
 // offer the shipped tool the catalog tells the model to call (the skill
 // tool for the reminder format, the skill or skill_load tool for the list
 // format); a user tool that only has its name does not count.
-func CatalogEvent(state map[string]string, agent string, snap *registry.Snapshot, toolset []tools.Tool, opts *CatalogOptions) (*session.Event, error) {
+//
+// With a custom Render or a tooling guidance the digest also covers the
+// published text, so a change of either appends a replacement.
+func CatalogEvent(ctx context.Context, state map[string]string, agent string, snap *registry.Snapshot, toolset []tools.Tool, opts *CatalogOptions) (*session.Event, error) {
 	var o CatalogOptions
 	if opts != nil {
 		o = *opts
@@ -116,20 +229,62 @@ func CatalogEvent(state map[string]string, agent string, snap *registry.Snapshot
 			return nil, err
 		}
 	}
+	if err := o.Guidance.Validate(); err != nil {
+		return nil, fmt.Errorf("assembly: CatalogOptions.%w", err)
+	}
+	// The catalog's text before publication: the renderer's, or the
+	// format's first rendering.
+	custom, hasCustom := "", false
+	if o.Render != nil {
+		hasCustom = true
+		if snap != nil && offersCatalogTool(toolset, o.Format) {
+			custom = o.Render(ctx, snap.Summaries())
+		}
+		if strings.TrimSpace(custom) == "" {
+			custom = ""
+		} else if o.Format == FormatList && !strings.HasPrefix(custom, catalog.ListHeader) {
+			custom = catalog.ListHeader + "\n" + custom
+		}
+	}
+	empty := c.Empty() || hasCustom && custom == ""
+	guide := ""
+	if !empty {
+		guide = o.guidance(toolset)
+	}
 	digest := c.Digest()
+	if hasCustom || guide != "" {
+		first := custom
+		if !hasCustom {
+			first = c.Render(r)
+		}
+		sum := sha256.Sum256([]byte(first + "\x00" + guide))
+		digest += "+" + hex.EncodeToString(sum[:8])
+	}
 	key := CatalogStateKey(agent)
 	prev, published := state[key]
 	if published && prev == digest {
 		return nil, nil
 	}
-	if !published && c.Empty() {
+	if !published && empty {
 		return nil, nil
 	}
-	use := r
-	if published {
-		use = replacement
+	var text string
+	switch {
+	case empty:
+		text = replacement.Render(catalog.Request{})
+	case hasCustom && published && o.Format == FormatList:
+		text = catalog.ListReplacementIntro + custom
+	case hasCustom:
+		text = custom
+	case published:
+		text = c.Render(replacement)
+	default:
+		text = c.Render(r)
 	}
-	return &session.Event{Kind: session.KindContext, Agent: agent, Text: c.Render(use),
+	if guide != "" {
+		text += "\n\n" + guide
+	}
+	return &session.Event{Kind: session.KindContext, Agent: agent, Text: text,
 		StateDelta: map[string]*string{key: session.Ptr(digest)}}, nil
 }
 

@@ -93,11 +93,11 @@ func (ListReplacement) Render(req Request) string {
 	if req.Empty() {
 		return ListTombstone
 	}
-	return listReplacementIntro + List{}.Render(req)
+	return ListReplacementIntro + List{}.Render(req)
 }
 
-// listReplacementIntro precedes a list that replaces an earlier one.
-const listReplacementIntro = "The available skills changed. This complete list replaces every earlier one:\n"
+// ListReplacementIntro precedes a list that replaces an earlier one.
+const ListReplacementIntro = "The available skills changed. This complete list replaces every earlier one:\n"
 
 // ListTombstone replaces a list-format catalog that has become empty.
 const ListTombstone = "The available skills changed. No skills are available any more; do not use names from earlier lists."
@@ -114,8 +114,8 @@ func (List) Render(req Request) string {
 		return ""
 	}
 	var b strings.Builder
-	b.Grow(len(listHeader) + entriesSize(req.Entries) + 256)
-	b.WriteString(listHeader)
+	b.Grow(len(ListHeader) + entriesSize(req.Entries) + 256)
+	b.WriteString(ListHeader)
 	for _, e := range req.Entries {
 		b.WriteString("\n- ")
 		b.WriteString(e.Name)
@@ -140,8 +140,10 @@ const (
 	listClose        = "</available_skills>\n"
 	reminderClose    = "\nIf the user names a skill, or the task clearly matches a skill's description, call the `skill` tool with the exact skill name before taking task actions. Load all applicable skills, then follow their full instructions. This catalog contains summaries only; do not infer or follow a skill's instructions until it has been loaded.\n" +
 		"</system-reminder>"
-	listHeader = "Available skills:"
 )
+
+// ListHeader is the first line of a list-format catalog.
+const ListHeader = "Available skills:"
 
 // renderReminder writes the reminder template with the given first sentence.
 func renderReminder(req Request, intro string) string {

@@ -139,7 +139,7 @@ func (c *Conversation) Compact(ctx context.Context, through int64, summary strin
 			StateDelta: map[string]*string{SummaryStateKey(c.agent): session.Ptr(strconv.FormatInt(through, 10)),
 				assembly.CatalogStateKey(c.agent): nil}}
 		session.ApplyDelta(state, sum.StateDelta)
-		return c.withCatalog([]session.Event{sum}, state, snap, ts)
+		return c.withCatalog(ctx, []session.Event{sum}, state, snap, ts)
 	})
 	if err != nil {
 		return session.Event{}, err

@@ -133,6 +133,9 @@ func (o *Options) Validate() error {
 	if _, err := catalog.New(nil, &catalog.Options{DescriptionMaxLength: o.Catalog.DescriptionMaxLength}); err != nil {
 		return fmt.Errorf("Catalog.DescriptionMaxLength: %w", err)
 	}
+	if err := o.Catalog.Guidance.Validate(); err != nil {
+		return fmt.Errorf("Catalog.%w", err)
+	}
 	if _, err := newActivator(o.Activation); err != nil {
 		return err
 	}
@@ -206,7 +209,7 @@ func (c *Conversation) PublishCatalog(ctx context.Context) (bool, error) {
 	}
 	snap := c.skills(ctx)
 	evs, err := c.store.AppendFunc(ctx, c.id, func(state map[string]string, _ int64) ([]session.Event, error) {
-		ev, err := assembly.CatalogEvent(state, c.agent, snap, ts, &c.opts.Catalog)
+		ev, err := assembly.CatalogEvent(ctx, state, c.agent, snap, ts, &c.opts.Catalog)
 		if err != nil || ev == nil {
 			return nil, err
 		}
@@ -283,7 +286,7 @@ func (c *Conversation) user(ctx context.Context, snap *registry.Snapshot, text s
 	var userAt int
 	evs, err := c.store.AppendFunc(ctx, c.id, func(state map[string]string, _ int64) ([]session.Event, error) {
 		var out []session.Event
-		cat, err := assembly.CatalogEvent(state, c.agent, snap, ts, &c.opts.Catalog)
+		cat, err := assembly.CatalogEvent(ctx, state, c.agent, snap, ts, &c.opts.Catalog)
 		if err != nil {
 			return nil, err
 		}

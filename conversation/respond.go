@@ -123,7 +123,7 @@ func (c *Conversation) Respond(ctx context.Context, a Assistant) (*Step, error) 
 		}
 		// A skill set that changed during the turn is announced before the
 		// next request, after what is already there.
-		return c.withCatalog(out, state, snap, ts)
+		return c.withCatalog(ctx, out, state, snap, ts)
 	})
 	if err != nil {
 		return nil, err
@@ -134,8 +134,8 @@ func (c *Conversation) Respond(ctx context.Context, a Assistant) (*Step, error) 
 // withCatalog appends to out the event that publishes the agent's catalog
 // when it differs from the one the agent saw last (state, as of the end
 // of out).
-func (c *Conversation) withCatalog(out []session.Event, state map[string]string, snap *registry.Snapshot, ts []tools.Tool) ([]session.Event, error) {
-	cat, err := assembly.CatalogEvent(state, c.agent, snap, ts, &c.opts.Catalog)
+func (c *Conversation) withCatalog(ctx context.Context, out []session.Event, state map[string]string, snap *registry.Snapshot, ts []tools.Tool) ([]session.Event, error) {
+	cat, err := assembly.CatalogEvent(ctx, state, c.agent, snap, ts, &c.opts.Catalog)
 	if err != nil {
 		return nil, err
 	}
