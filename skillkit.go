@@ -44,6 +44,7 @@ import (
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/sandbox"
 	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/skill"
 	"github.com/skillkit/skillkit/source"
 	"github.com/skillkit/skillkit/tools"
 	"github.com/skillkit/skillkit/workspace"
@@ -415,7 +416,15 @@ func (k *Kit) Catalog(ctx context.Context, agent string) (string, error) {
 // created, a mistyped id starts an empty conversation rather than failing;
 // callers that resume known sessions check Store().Get first. An agent not
 // named in Options.Agents gets Options.Agent.
-func (k *Kit) Open(ctx context.Context, id, agent string) (*Conversation, error) {
+//
+// Options adjust this handle only — tools the runner adds, a per-run
+// catalog renderer or guidance — without changing the agent's
+// configuration; a bad one is an error naming it.
+func (k *Kit) Open(ctx context.Context, id, agent string, opts ...OpenOption) (*Conversation, error) {
+	var oc openConfig
+	for _, o := range opts {
+		o(&oc)
+	}
 	k.mu.Lock()
 	closed := k.closed
 	k.mu.Unlock()
@@ -439,7 +448,70 @@ func (k *Kit) Open(ctx context.Context, id, agent string) (*Conversation, error)
 		return nil, err
 	}
 	c := k.config(agent)
-	return conversation.Open(ctx, k.store, id, agent, convOptions(c.opts, c.all, k.Skills))
+	all, o, err := oc.apply(c)
+	if err != nil {
+		return nil, err
+	}
+	return conversation.Open(ctx, k.store, id, agent, convOptions(o, all, k.Skills))
+}
+
+// OpenOption adjusts one conversation handle that Open returns.
+type OpenOption func(*openConfig)
+
+// openConfig is what the OpenOptions set.
+type openConfig struct {
+	tools     []tools.Tool
+	render    func(context.Context, []skill.Summary) string
+	hasRender bool
+	guidance  *assembly.Guidance
+}
+
+// WithTools adds tools to the handle's requests after the agent's own:
+// tools of the run rather than of the agent (a sub-agent called as a
+// tool, say). Their names must differ from every tool of the agent.
+func WithTools(ts ...tools.Tool) OpenOption {
+	return func(c *openConfig) { c.tools = append(c.tools, ts...) }
+}
+
+// WithCatalogRender renders the handle's catalog with render instead of
+// the agent's Catalog.Render (see assembly.CatalogOptions.Render); nil
+// goes back to the format's rendering. A catalog that renders differently
+// from the one the session saw last is published again as a replacement.
+func WithCatalogRender(render func(ctx context.Context, skills []skill.Summary) string) OpenOption {
+	return func(c *openConfig) { c.render, c.hasRender = render, true }
+}
+
+// WithGuidance publishes g as the handle's tooling guidance instead of
+// the agent's Catalog.Guidance.
+func WithGuidance(g assembly.Guidance) OpenOption {
+	return func(c *openConfig) { c.guidance = &g }
+}
+
+// apply returns the agent's tools and options as the handle's options
+// change them.
+func (oc openConfig) apply(c agentConfig) ([]tools.Tool, AgentOptions, error) {
+	o, all := c.opts, c.all
+	if len(oc.tools) > 0 {
+		if err := tools.Check(oc.tools); err != nil {
+			return nil, o, fmt.Errorf("skillkit: Open: WithTools: %w", err)
+		}
+		for _, t := range oc.tools {
+			if slices.ContainsFunc(all, func(a tools.Tool) bool { return a.Name == t.Name }) || tools.IsSkillToolName(t.Name) {
+				return nil, o, fmt.Errorf("skillkit: Open: WithTools: tool %q has the name of one of the agent's tools; give it another name", t.Name)
+			}
+		}
+		all = slices.Concat(all, oc.tools)
+	}
+	if oc.hasRender {
+		o.Catalog.Render = oc.render
+	}
+	if oc.guidance != nil {
+		if err := oc.guidance.Validate(); err != nil {
+			return nil, o, fmt.Errorf("skillkit: Open: WithGuidance: %w", err)
+		}
+		o.Catalog.Guidance = *oc.guidance
+	}
+	return all, o, nil
 }
 
 // Close releases what the kit made: its in-memory store, its sandbox and

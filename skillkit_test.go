@@ -333,3 +333,58 @@ func TestSkillToolsAndEnv(t *testing.T) {
 		t.Fatalf("workspace_exec: %v %s", err, res.Text)
 	}
 }
+
+// TestOpenOptions: tools, a catalog renderer and guidance for one handle,
+// leaving the agent's configuration alone.
+func TestOpenOptions(t *testing.T) {
+	extra := tools.New("ask_helper", "Asks the helper.", func(context.Context, tools.Call, struct{}) (tools.Result, error) {
+		return tools.Result{Text: "helped"}, nil
+	})
+	own := tools.New("mine", "Mine.", func(context.Context, tools.Call, struct{}) (tools.Result, error) { return tools.Result{}, nil })
+	k := newKit(t, skillkit.Options{Roots: []string{skills(t)}, Agent: skillkit.AgentOptions{Tools: []tools.Tool{own}, Catalog: assembly.CatalogOptions{Format: assembly.FormatList}}})
+	render := func(_ context.Context, ss []skill.Summary) string { return "Only " + ss[0].Name + " matters." }
+	c, err := k.Open(t.Context(), "", "main", skillkit.WithTools(extra), skillkit.WithCatalogRender(render),
+		skillkit.WithGuidance(assembly.Guidance{Mode: assembly.GuidanceReplace, Text: "Be careful."}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.User(t.Context(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.Request(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := req.Tools[len(req.Tools)-1].Function.Name; got != "ask_helper" {
+		t.Fatalf("last tool %q; want ask_helper", got)
+	}
+	var catalogText string
+	for _, m := range req.Messages {
+		if strings.HasPrefix(m.Content, "Available skills:") {
+			catalogText = m.Content
+		}
+	}
+	if catalogText != "Available skills:\nOnly alpha matters.\n\nBe careful." {
+		t.Fatalf("catalog %q", catalogText)
+	}
+	// The agent's own configuration is unchanged.
+	if ts, _ := k.Tools(t.Context(), "main"); ts[len(ts)-1].Name != "mine" {
+		t.Fatal("WithTools changed the agent's tools")
+	}
+	if text, _ := k.Catalog(t.Context(), "main"); !strings.Contains(text, "- beta: Does the second thing.") {
+		t.Fatalf("WithCatalogRender changed the agent's catalog: %q", text)
+	}
+	for _, tc := range []struct {
+		opt  skillkit.OpenOption
+		want string
+	}{
+		{skillkit.WithTools(own), `skillkit: Open: WithTools: tool "mine" has the name of one of the agent's tools`},
+		{skillkit.WithTools(tools.Skill()), `tool "skill" has the name of one of the agent's tools`},
+		{skillkit.WithTools(extra, extra), `two tools are named "ask_helper"`},
+		{skillkit.WithGuidance(assembly.Guidance{Mode: assembly.GuidanceReplace}), "skillkit: Open: WithGuidance: Guidance.Text is empty"},
+	} {
+		if _, err := k.Open(t.Context(), "", "main", tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open: %v; want %q", err, tc.want)
+		}
+	}
+}

@@ -17,8 +17,9 @@ import (
 // instructions — by a tool call (skill, skill_load), a declared load or a
 // direct /name invocation — and takes effect from the next model request.
 //
-// The agent's own tools are those it was configured with; the skill tools
-// and workspace_exec are the framework's and always stay. An activated
+// The agent's own tools are those it was configured with; the skill tools,
+// workspace_exec and tools marked with tools.Framework are the framework's
+// and always stay. An activated
 // tool replaces an own tool of the same name; one named like a framework
 // tool is left out with a logged warning, and the framework tool stays.
 type Activation struct {
@@ -154,7 +155,7 @@ func (x *activator) compose(base []tools.Tool, acts []loadstate.Activation) []to
 	framework := map[string]bool{}
 	var out, own []tools.Tool
 	for _, t := range base {
-		if t.Builtin() != "" {
+		if t.IsFramework() {
 			framework[t.Name] = true
 			out = append(out, t)
 		} else {

@@ -43,6 +43,9 @@ type Tool struct {
 	// when the tool is renamed: a catalog tells the model to call the
 	// shipped tool, not one that merely has its name.
 	builtin string
+	// framework marks a tool the runtime offers rather than the agent's
+	// configuration (Framework): tool activation never replaces it.
+	framework bool
 	// check validates the arguments before Handler runs; set by New and
 	// for tools whose handler decodes strictly itself (nil: the schema is
 	// checked on each call).
@@ -59,6 +62,20 @@ type Handler func(ctx context.Context, c Call) (Result, error)
 // Builtin returns the name this package gave the tool when it is one of
 // the skill tools (even after a rename), or "".
 func (t Tool) Builtin() string { return t.builtin }
+
+// Framework returns t marked as a tool of the runtime, like the skill
+// tools: one the agent runner adds (a sub-agent's transfer tool, say) and
+// that an agent's configuration does not choose. Tool activation keeps
+// framework tools in every mode, and an activated tool never takes one's
+// name.
+func Framework(t Tool) Tool {
+	t.framework = true
+	return t
+}
+
+// IsFramework reports whether t is a skill tool or was marked with
+// Framework.
+func (t Tool) IsFramework() bool { return t.builtin != "" || t.framework }
 
 // Call runs the tool: it checks the arguments against the tool's schema
 // (a violation is an error Result naming what is wrong), then runs the
