@@ -1,7 +1,7 @@
 // Command skillkit is the Agent Skills tool for skill authors and
 // operators: validate skills, list them, render the model's catalog, show
-// what the skill tool returns, and count tokens. Run `skillkit help` for
-// the commands.
+// what the skill tool returns, count tokens, and run an agent turn. Run
+// `skillkit help` for the commands.
 package main
 
 import (

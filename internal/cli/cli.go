@@ -134,7 +134,7 @@ func newRoot(env *Env) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newSession(env), newValidate(env), newList(env), newCatalog(env), newShow(env), newTokens(env), newExec(env), newBench(env))
+	root.AddCommand(newSession(env), newRun(env), newValidate(env), newList(env), newCatalog(env), newShow(env), newTokens(env), newExec(env), newBench(env))
 	return root
 }
 

@@ -134,11 +134,19 @@ func newExec(env *Env) *cobra.Command {
 	fl.StringVar(&f.workspace, "workspace", "", "use (and keep) this workspace directory instead of a temporary one")
 	fl.StringVar(&f.cwd, "cwd", "", "working directory relative to the workspace (default: skills/NAME for one --skill)")
 	fl.DurationVar(&f.timeout, "timeout", sandbox.DefaultTimeout, "kill the command after this long (at most "+execMaxTimeout.String()+")")
+	addSandboxFlags(cmd, &f)
+	return cmd
+}
+
+// addSandboxFlags gives a command that runs commands the flags that pick
+// the runner (--local) and the isolated sandbox's opt-ins, the same for
+// every such command.
+func addSandboxFlags(cmd *cobra.Command, f *execFlags) {
+	fl := cmd.Flags()
 	fl.BoolVar(&f.network, "network", false, "allow network access in the isolated sandbox")
 	fl.BoolVar(&f.local, "local", false, "run UNCONFINED, without the sandbox (trusted commands only)")
 	fl.BoolVar(&f.unboundedDisk, "unbounded-disk", false, "accept a workspace whose disk use the sandbox cannot bound (needed without root)")
 	fl.BoolVar(&f.allowDowngrade, "allow-downgrade", false, "run the sandbox without a layer this host lacks (Landlock, seccomp, cgroups), with a warning")
-	return cmd
 }
 
 // runExec stages the skills, runs argv and reports the result.
@@ -175,7 +183,7 @@ func runExec(ctx context.Context, env *Env, f execFlags, roots, argv []string) e
 	if err != nil {
 		return err
 	}
-	runner, err := execRunner(env, f)
+	runner, err := execRunner(env, f, "exec", "the command")
 	if err != nil {
 		return err
 	}
@@ -270,13 +278,14 @@ func execSnapshot(ctx context.Context, env *Env, skills, roots []string) (*regis
 }
 
 // execRunner returns the isolated runner, or the unconfined one with a loud
-// warning when --local is set. Its ceiling is --timeout (checked to be at
-// most execMaxTimeout): the CLI lowers a runner's ceiling, never raises it.
-func execRunner(env *Env, f execFlags) (sandbox.Runner, error) {
+// warning when --local is set; cmd names the command in messages and what
+// the commands it runs. Its ceiling is --timeout (checked to be at most
+// execMaxTimeout): the CLI lowers a runner's ceiling, never raises it.
+func execRunner(env *Env, f execFlags, cmd, what string) (sandbox.Runner, error) {
 	maxT := f.timeout
 	if f.local {
 		if f.network {
-			return nil, errors.New("exec: --network only applies to the sandbox; --local already allows all network access, drop one of them")
+			return nil, fmt.Errorf("%s: --network only applies to the sandbox; --local already allows all network access, drop one of them", cmd)
 		}
 		// The runner's own warning goes to stderr, without a timestamp.
 		logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{
@@ -287,11 +296,11 @@ func execRunner(env *Env, f execFlags) (sandbox.Runner, error) {
 				return a
 			},
 		}))
-		fmt.Fprintln(env.Stderr, "skillkit exec: WARNING: --local runs the command UNCONFINED: it can read and write every file you can, use the network and signal your processes")
+		fmt.Fprintf(env.Stderr, "skillkit %s: WARNING: --local runs %s UNCONFINED: it can read and write every file you can, use the network and signal your processes\n", cmd, what)
 		return sandbox.NewUnconfinedLocal(&sandbox.LocalOptions{MaxTimeout: maxT, Logger: logger})
 	}
 	if f.unboundedDisk || f.allowDowngrade {
-		fmt.Fprintln(env.Stderr, "skillkit exec: WARNING: "+strings.Join(weakened(f), " and ")+": the sandbox does not bound everything it would")
+		fmt.Fprintf(env.Stderr, "skillkit %s: WARNING: %s: the sandbox does not bound everything it would\n", cmd, strings.Join(weakened(f), " and "))
 	}
 	r, err := sandbox.NewIsolated(&sandbox.IsolatedOptions{
 		MaxTimeout:     maxT,
@@ -305,7 +314,7 @@ func execRunner(env *Env, f execFlags) (sandbox.Runner, error) {
 		if fe.Feature != sandbox.FeatureUserNamespaces {
 			hint = "--allow-downgrade to run without that layer, or " + hint
 		}
-		return nil, fmt.Errorf("exec: %w; or pass %s", err, hint)
+		return nil, fmt.Errorf("%s: %w; or pass %s", cmd, err, hint)
 	}
 	return r, err
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillkit/skillkit"
 	"github.com/skillkit/skillkit/assembly"
 	"github.com/skillkit/skillkit/conversation"
 	"github.com/skillkit/skillkit/loadstate"
@@ -64,7 +65,7 @@ func newSession(env *Env) *cobra.Command {
 		},
 	}
 	cmd.PersistentFlags().StringVar(&f.store, "store", defaultStorePath(env), "session store file (SQLite)")
-	cmd.PersistentFlags().StringVar(&f.agent, "agent", "default", "agent name; each agent has its own loaded skills")
+	cmd.PersistentFlags().StringVar(&f.agent, "agent", defaultAgent, "agent name; each agent has its own loaded skills")
 	addLimitFlags(cmd, env, true)
 	cmd.AddCommand(sessionNew(env, f), sessionUser(env, f), sessionCall(env, f), sessionPrompt(env, f),
 		sessionShow(env, f), sessionList(env, f), sessionRemove(env, f))
@@ -84,6 +85,10 @@ func openStore(ctx context.Context, f *sessionFlags) (*sqlitestore.Store, error)
 	}
 	return sqlitestore.Open(ctx, f.store, nil)
 }
+
+// defaultAgent is the agent the session commands address without --agent,
+// and the one `skillkit run` runs, so each sees what the other recorded.
+const defaultAgent = "default"
 
 // sessionMetaKey is the session metadata key holding the settings
 // `session new` chose, so that every later command uses them.
@@ -111,7 +116,7 @@ func (c sessionConfig) meta() map[string]string {
 func configOf(s *session.Session) (sessionConfig, error) {
 	raw, ok := s.Meta[sessionMetaKey]
 	if !ok {
-		return sessionConfig{}, fmt.Errorf("session %s has no %s metadata; it was not made by `skillkit session new`", s.ID, sessionMetaKey)
+		return sessionConfig{}, fmt.Errorf("session %s has no %s metadata; it was not made by `skillkit session new` or `skillkit run`", s.ID, sessionMetaKey)
 	}
 	var c sessionConfig
 	if err := json.Unmarshal([]byte(raw), &c); err != nil {
@@ -164,6 +169,18 @@ func (c sessionConfig) options(reg *registry.Registry) *conversation.Options {
 	}
 }
 
+// agentOptions are the kit's agent options of the session's settings:
+// what options gives a conversation, for a kit that opens it.
+func (c sessionConfig) agentOptions() skillkit.AgentOptions {
+	return skillkit.AgentOptions{
+		System:    c.System,
+		Lifetime:  c.Lifetime,
+		Placement: c.Placement,
+		MaxLoaded: c.MaxLoaded,
+		Catalog:   assembly.CatalogOptions{Format: c.Catalog},
+	}
+}
+
 // registryFor opens the registry over a session's stored roots; roots
 // that have disappeared are reported and skipped.
 func registryFor(ctx context.Context, env *Env, roots []string) (*registry.Registry, error) {
@@ -171,6 +188,12 @@ func registryFor(ctx context.Context, env *Env, roots []string) (*registry.Regis
 	if err != nil {
 		return nil, err
 	}
+	return registry.New(ctx, sessionSources(env, roots), opts)
+}
+
+// sessionSources are the sources of a session's stored roots; roots that
+// have disappeared are reported and skipped.
+func sessionSources(env *Env, roots []string) []source.Source {
 	var srcs []source.Source
 	for i, r := range roots {
 		src, err := source.Dir(r, r, i)
@@ -180,7 +203,7 @@ func registryFor(ctx context.Context, env *Env, roots []string) (*registry.Regis
 		}
 		srcs = append(srcs, src)
 	}
-	return registry.New(ctx, srcs, opts)
+	return srcs
 }
 
 func sessionNew(env *Env, f *sessionFlags) *cobra.Command {

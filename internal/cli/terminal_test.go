@@ -128,7 +128,7 @@ func TestExecTimeoutCeiling(t *testing.T) {
 			if !local {
 				needIsolation(t)
 			}
-			r, err := execRunner(&Env{Stderr: &sink}, execFlags{timeout: d, local: local})
+			r, err := execRunner(&Env{Stderr: &sink}, execFlags{timeout: d, local: local}, "exec", "the command")
 			if err != nil {
 				t.Fatal(err)
 			}

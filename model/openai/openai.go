@@ -18,7 +18,8 @@
 // model, the status and the server's own message, and says what to check.
 //
 // Options.CaptureRequest sees every request body exactly as it goes on the
-// wire, taken at the HTTP layer.
+// wire, taken at the HTTP layer; Model.RequestBody builds that body without
+// sending it.
 package openai
 
 import (
@@ -280,7 +281,7 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	var c *sdk.ChatCompletion
 	err = m.do(ctx, func(ctx context.Context, _ *attempt, opts []option.RequestOption) error {
 		var err error
-		c, err = m.svc.New(ctx, p, append(opts, m.extra...)...)
+		c, err = m.svc.New(ctx, p, m.options(opts)...)
 		return err
 	})
 	if err != nil {
@@ -302,7 +303,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		var st *ssestream.Stream[sdk.ChatCompletionChunk]
 		var last *attempt
 		err = m.do(ctx, func(ctx context.Context, a *attempt, opts []option.RequestOption) error {
-			s := m.svc.NewStreaming(ctx, p, append(opts, m.extra...)...)
+			s := m.svc.NewStreaming(ctx, p, m.options(opts)...)
 			if !s.Next() {
 				err := s.Err()
 				_ = s.Close()

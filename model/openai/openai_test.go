@@ -429,6 +429,56 @@ func TestCaptureIsWhatWasSent(t *testing.T) {
 	}
 }
 
+// RequestBody builds, without sending, the bytes the server receives for
+// the same request, whole or streamed, with every option that changes the
+// body.
+func TestRequestBodyIsWhatIsSent(t *testing.T) {
+	temp, maxTok := 0.5, 64
+	req := &model.Request{
+		Messages: []assembly.Message{
+			{Role: "system", Content: "Grüße <b>&</b> \u2028"},
+			{Role: "user", Content: "weather?"},
+			{Role: "assistant", ToolCalls: []assembly.ToolCall{{ID: "call_9", Type: "function", Function: assembly.FunctionCall{Name: "weather", Arguments: `{"city":"Oslo"}`}}}},
+			{Role: "tool", ToolCallID: "call_9", Content: "sunny"},
+		},
+		Tools:    []assembly.ToolSpec{weatherTool()},
+		CacheKey: "s-1", Temperature: &temp, MaxTokens: &maxTok,
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*openai.Options)
+	}{
+		{"defaults", nil},
+		{"legacy and extra fields", func(o *openai.Options) {
+			o.LegacyMaxTokens = true
+			o.ExtraBody = map[string]any{"cache_prompt": true, "chat_template_kwargs": map[string]bool{"enable_thinking": false}}
+		}},
+	} {
+		for _, mode := range modes {
+			t.Run(tc.name+"/"+mode.name, func(t *testing.T) {
+				h := newHarness(t, []scripted.Step{{Text: "ok"}}, nil, tc.edit)
+				built, err := h.m.RequestBody(req, mode.name == "stream")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := mode.call(context.Background(), h.m, req); err != nil {
+					t.Fatal(err)
+				}
+				if got := h.srv.Exchanges()[0].Body; string(built) != string(got) {
+					t.Errorf("RequestBody differs from the body the server received:\nbuilt %s\nsent  %s", built, got)
+				}
+			})
+		}
+	}
+	m, err := openai.New(&openai.Options{Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.RequestBody(&model.Request{Messages: []assembly.Message{{Role: "robot"}}}, false); err == nil || !strings.Contains(err.Error(), `role "robot"`) {
+		t.Errorf("a request that cannot be sent: %v; want the conversion's error", err)
+	}
+}
+
 // The request options reach the wire as the protocol names them.
 func TestRequestOnTheWire(t *testing.T) {
 	temp, maxTok := 0.25, 300

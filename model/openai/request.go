@@ -1,13 +1,64 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 
 	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/skillkit/skillkit/model"
 )
+
+// errBodyBuilt stops RequestBody's request at the HTTP layer, once the
+// body is taken and before anything is sent.
+var errBodyBuilt = errors.New("openai: the request body is built; nothing is sent")
+
+// RequestBody returns the body Generate (stream false) or Stream (stream
+// true) would send for req, byte for byte, without sending anything: the
+// request goes through the same conversion and the same SDK serialization
+// (ExtraBody and LegacyMaxTokens included) and is stopped at the HTTP layer
+// where CaptureRequest would see it. It is for showing what a request is
+// when no server is asked, a scripted run say.
+func (m *Model) RequestBody(req *model.Request, stream bool) ([]byte, error) {
+	p, err := m.params(req, stream)
+	if err != nil {
+		return nil, err
+	}
+	var body []byte
+	stop := option.WithMiddleware(func(r *http.Request, _ option.MiddlewareNext) (*http.Response, error) {
+		b, err := requestBody(r)
+		if err != nil {
+			return nil, fmt.Errorf("reading the request body: %w", err)
+		}
+		body = b
+		return nil, errBodyBuilt
+	})
+	// No I/O happens, so no caller's context is needed: the request ends
+	// in the middleware above.
+	ctx := context.Background()
+	if stream {
+		s := m.svc.NewStreaming(ctx, p, m.options([]option.RequestOption{stop})...)
+		err = s.Err()
+		_ = s.Close()
+	} else {
+		_, err = m.svc.New(ctx, p, m.options([]option.RequestOption{stop})...)
+	}
+	if !errors.Is(err, errBodyBuilt) {
+		return nil, fmt.Errorf("openai: building the request body: %w", err)
+	}
+	return body, nil
+}
+
+// options are the request options of one request: opts (the HTTP
+// layer's), then the ExtraBody fields, in the order every request applies
+// them, so the bodies Generate, Stream and RequestBody make agree.
+func (m *Model) options(opts []option.RequestOption) []option.RequestOption {
+	return append(opts, m.extra...)
+}
 
 // params converts a request into the SDK's parameters; a message or tool
 // it cannot send is an error naming it.
