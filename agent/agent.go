@@ -20,6 +20,42 @@
 // an answer with all its results in one store transaction), so a run that
 // is cancelled through its context, or whose caller stops ranging, leaves
 // the session as it was after the last recorded step.
+//
+// # Callbacks
+//
+// Options.BeforeModel and Options.AfterModel are called around every
+// model request with a ModelCall: the agent, the session, the step and
+// the request, and ModelCall.State to read the session's state, such as
+// the skills loaded for the agent (the keys under
+// loadstate.LoadedPrefix). An error of either ends the run.
+//
+// # Tracing
+//
+// A run emits OpenTelemetry spans to Options.TracerProvider (nil: the
+// global provider), as children of the span in the run's context:
+//
+//   - "invoke_agent <name>" for the run: gen_ai.operation.name
+//     invoke_agent, gen_ai.agent.name, gen_ai.conversation.id (the
+//     session), gen_ai.request.model where the model has a Name method,
+//     skillkit.agent.steps (the steps begun) and the run's token usage;
+//     its error, if the run fails (a caller that stops ranging is no
+//     failure: skillkit.agent.stopped).
+//   - "chat <model>" per model request, under the run: gen_ai.operation.name
+//     chat, gen_ai.request.model, gen_ai.response.model, gen_ai.response.id,
+//     gen_ai.response.finish_reasons, gen_ai.usage.input_tokens (cached
+//     ones included), gen_ai.usage.output_tokens,
+//     gen_ai.usage.cache_read.input_tokens, skillkit.agent.step, and
+//     error.type with the error when the model fails.
+//   - "execute_tool <tool>" per tool result, under the run:
+//     gen_ai.operation.name execute_tool, gen_ai.tool.name,
+//     gen_ai.tool.call.id, skillkit.tool.error (an Error status too) and
+//     skillkit.tool.loads (the load records it brought). The calls of one
+//     answer run in parallel inside conversation.Respond, which reports no
+//     time per call, so each of these spans covers that whole Respond, and
+//     the spans a tool makes itself (workspace_exec's workspace spans)
+//     are its siblings rather than its children.
+//
+// No span holds a prompt, an answer, tool arguments or a result.
 package agent
 
 import (
@@ -27,13 +63,16 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"time"
 
 	"github.com/skillkit/skillkit"
 	"github.com/skillkit/skillkit/conversation"
+	"github.com/skillkit/skillkit/internal/tracing"
 	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/model"
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/tools"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultMaxSteps is the step limit of a run when Options.MaxSteps is 0.
@@ -72,16 +111,37 @@ type Options struct {
 	// against its schema, as far as the provider enforces it. Nil asks
 	// for text.
 	Output *model.OutputSchema
+	// TracerProvider receives the run's spans: "invoke_agent <name>" per
+	// Run, and under it "chat <model>" per model request and
+	// "execute_tool <tool>" per tool result, with the GenAI semantic
+	// conventions' attributes (see the package documentation). Nil means
+	// otel.GetTracerProvider(), a no-op unless the application installed
+	// a provider.
+	TracerProvider trace.TracerProvider
+	// BeforeModel, when set, is called before each model request, with
+	// the request about to be sent (which it may change: the model gets
+	// it as BeforeModel leaves it). An error ends the run with that error
+	// wrapped, naming Options.BeforeModel, before the model is asked; the
+	// steps before stay recorded.
+	BeforeModel func(ctx context.Context, call ModelCall) error
+	// AfterModel, when set, is called after each model request with its
+	// answer, or with the error the run would end with (resp is then
+	// nil). The answer is recorded as resp holds it when AfterModel
+	// returns. An error ends the run with that error wrapped, naming
+	// Options.AfterModel, and the answer is not recorded. It is not called
+	// when the caller stops ranging during a streamed answer.
+	AfterModel func(ctx context.Context, call ModelCall, resp *model.Response, err error) error
 }
 
 // Agent is a named agent of a kit, answered by a model. It is safe for
 // concurrent use; concurrent runs on one session are recorded one step
 // after the other.
 type Agent struct {
-	kit   *skillkit.Kit
-	name  string
-	model model.Model
-	opts  Options
+	kit    *skillkit.Kit
+	name   string
+	model  model.Model
+	opts   Options
+	tracer trace.Tracer
 }
 
 // New returns the agent name of kit, answered by m. The agent's
@@ -111,7 +171,7 @@ func New(kit *skillkit.Kit, name string, m model.Model, opts *Options) (*Agent, 
 	if o.MaxSteps == 0 {
 		o.MaxSteps = DefaultMaxSteps
 	}
-	return &Agent{kit: kit, name: name, model: m, opts: o}, nil
+	return &Agent{kit: kit, name: name, model: m, opts: o, tracer: tracing.Tracer(o.TracerProvider, tracerName)}, nil
 }
 
 // Name returns the agent's name in its kit.
@@ -235,7 +295,14 @@ func (a *Agent) Run(ctx context.Context, sessionID, message string, opts ...RunO
 		o(&rc)
 	}
 	return func(yield func(Event, error) bool) {
-		if err := a.run(ctx, sessionID, message, rc, yield); err != nil && !errors.Is(err, errStopped) {
+		ctx, span := a.startRun(ctx)
+		err := a.run(ctx, sessionID, message, rc, yield)
+		if errors.Is(err, errStopped) {
+			span.SetAttributes(attrStopped.Bool(true))
+			err = nil
+		}
+		tracing.End(span, err)
+		if err != nil {
 			yield(Event{}, err)
 		}
 	}
@@ -251,6 +318,8 @@ func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig
 		return fmt.Errorf("agent %q: %w", a.name, err)
 	}
 	id := conv.ID()
+	span := trace.SpanFromContext(ctx)
+	span.SetAttributes(attrConversationID.String(id))
 	emit := func(ev Event) error {
 		ev.SessionID = id
 		if !yield(ev, nil) {
@@ -277,6 +346,7 @@ func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig
 	}
 	var total model.Usage
 	for step := 1; step <= a.opts.MaxSteps; step++ {
+		span.SetAttributes(attrSteps.Int(step))
 		resp, err := a.step(ctx, conv, step, emit)
 		if err != nil {
 			return err
@@ -284,11 +354,16 @@ func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("agent %q: step %d: the answer arrived after the run was cancelled and was not recorded: %w", a.name, step, err)
 		}
+		// The calls run inside Respond, which reports no time per call:
+		// each tool span covers the whole of Respond, which bounds them.
+		start := time.Now()
 		rec, err := conv.Respond(ctx, resp.Assistant())
 		if err != nil {
 			return fmt.Errorf("agent %q: step %d: recording the answer: %w", a.name, step, err)
 		}
+		a.toolSpans(ctx, start, time.Now(), rec)
 		total = total.Add(resp.Usage)
+		setUsage(span, total)
 		if err := emit(Event{Kind: KindResponse, Step: step, Response: resp, Usage: resp.Usage, Record: rec.Events[0]}); err != nil {
 			return err
 		}
@@ -305,8 +380,8 @@ func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig
 	return fmt.Errorf("%w: agent %q stopped after %d steps", ErrMaxSteps, a.name, a.opts.MaxSteps)
 }
 
-// step builds the next request and asks the model, streaming its text
-// when Options.Stream is set.
+// step builds the next request and asks the model, between the model
+// callbacks.
 func (a *Agent) step(ctx context.Context, conv *conversation.Conversation, step int, emit func(Event) error) (*model.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("agent %q: step %d: %w", a.name, step, err)
@@ -319,14 +394,35 @@ func (a *Agent) step(ctx context.Context, conv *conversation.Conversation, step 
 		return nil, fmt.Errorf("agent %q: step %d: building the request: %w", a.name, step, err)
 	}
 	mreq := &model.Request{Messages: req.Messages, Tools: req.Tools, Output: a.opts.Output}
+	call := ModelCall{Agent: a.name, SessionID: conv.ID(), Step: step, Request: mreq, store: a.kit.Store()}
+	if a.opts.BeforeModel != nil {
+		if err := a.opts.BeforeModel(ctx, call); err != nil {
+			return nil, fmt.Errorf("agent %q: step %d: Options.BeforeModel: %w", a.name, step, err)
+		}
+	}
+	resp, err := a.ask(ctx, call, emit)
+	if errors.Is(err, errStopped) || a.opts.AfterModel == nil {
+		return resp, err
+	}
+	if aerr := a.opts.AfterModel(ctx, call, resp, err); aerr != nil {
+		return nil, fmt.Errorf("agent %q: step %d: Options.AfterModel: %w", a.name, step, aerr)
+	}
+	return resp, err
+}
+
+// ask sends the request to the model in its span, streaming the text
+// when Options.Stream is set.
+func (a *Agent) ask(ctx context.Context, call ModelCall, emit func(Event) error) (resp *model.Response, err error) {
+	ctx, span := a.startChat(ctx, call)
+	defer func() { a.endChat(span, resp, err) }()
+	step, mreq := call.Step, call.Request
 	if !a.opts.Stream {
-		resp, err := a.model.Generate(ctx, mreq)
+		resp, err = a.model.Generate(ctx, mreq)
 		if err != nil {
 			return nil, fmt.Errorf("agent %q: step %d: the model: %w", a.name, step, err)
 		}
 		return resp, nil
 	}
-	var resp *model.Response
 	for c, err := range a.model.Stream(ctx, mreq) {
 		if err != nil {
 			return nil, fmt.Errorf("agent %q: step %d: the model: %w", a.name, step, err)

@@ -225,6 +225,9 @@ func (r *isolated) Close() error {
 // MaxTimeout implements TimeoutCeiling.
 func (r *isolated) MaxTimeout() time.Duration { return r.maxTimeout }
 
+// Name implements Namer.
+func (r *isolated) Name() string { return "isolated" }
+
 // WorkspaceView implements WorkspaceViewer: the workspace is always at
 // WorkspaceDir inside.
 func (r *isolated) WorkspaceView(string) string { return WorkspaceDir }

@@ -56,6 +56,9 @@ func NewUnconfinedLocal(opts *LocalOptions) (Runner, error) {
 // MaxTimeout implements TimeoutCeiling.
 func (l *unconfinedLocal) MaxTimeout() time.Duration { return l.maxTimeout }
 
+// Name implements Namer.
+func (l *unconfinedLocal) Name() string { return "unconfined-local" }
+
 // Run implements Runner.
 func (l *unconfinedLocal) Run(ctx context.Context, spec Spec) (*Result, error) {
 	p, err := prepare(spec, l.maxTimeout, view{})

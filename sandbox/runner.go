@@ -516,15 +516,8 @@ type Wrapper interface {
 // workspace directory: the WorkspaceView of r or of a runner it wraps,
 // else workspace itself.
 func WorkspacePath(r Runner, workspace string) string {
-	for r != nil {
-		if v, ok := r.(WorkspaceViewer); ok {
-			return v.WorkspaceView(workspace)
-		}
-		w, ok := r.(Wrapper)
-		if !ok {
-			break
-		}
-		r = w.Unwrap()
+	if v, ok := capability[WorkspaceViewer](r); ok {
+		return v.WorkspaceView(workspace)
 	}
 	return workspace
 }
@@ -540,9 +533,42 @@ type TimeoutCeiling interface {
 // MaxTimeout returns the ceiling of r, or of a runner it wraps, when one
 // has it.
 func MaxTimeout(r Runner) (time.Duration, bool) {
+	if c, ok := capability[TimeoutCeiling](r); ok {
+		return c.MaxTimeout(), true
+	}
+	return 0, false
+}
+
+// Namer is implemented by runners that name themselves, for logs and
+// traces: the isolated runner is "isolated", the unconfined one
+// "unconfined-local".
+type Namer interface {
+	// Name returns the runner's name.
+	Name() string
+}
+
+// RunnerName returns the Name of r or of a runner it wraps, or else the
+// Go type of the innermost runner, so that a trace says which runner ran
+// a command.
+func RunnerName(r Runner) string {
+	if n, ok := capability[Namer](r); ok {
+		return n.Name()
+	}
+	for {
+		w, ok := r.(Wrapper)
+		if !ok {
+			return fmt.Sprintf("%T", r)
+		}
+		r = w.Unwrap()
+	}
+}
+
+// capability returns r, or the first runner it wraps, as a T, if one of
+// them implements T.
+func capability[T any](r Runner) (T, bool) {
 	for r != nil {
-		if c, ok := r.(TimeoutCeiling); ok {
-			return c.MaxTimeout(), true
+		if c, ok := r.(T); ok {
+			return c, true
 		}
 		w, ok := r.(Wrapper)
 		if !ok {
@@ -550,5 +576,6 @@ func MaxTimeout(r Runner) (time.Duration, bool) {
 		}
 		r = w.Unwrap()
 	}
-	return 0, false
+	var zero T
+	return zero, false
 }

@@ -238,3 +238,26 @@ func TestTimeoutCeiling(t *testing.T) {
 type noCeiling struct{}
 
 func (noCeiling) Run(context.Context, Spec) (*Result, error) { return nil, errors.New("not run") }
+
+// A runner's name is found through wrappers; a runner without one is
+// named by its Go type.
+func TestRunnerName(t *testing.T) {
+	local, err := NewUnconfinedLocal(&LocalOptions{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := func(context.Context) map[string]string { return map[string]string{"A": "1"} }
+	for _, tc := range []struct {
+		r    Runner
+		want string
+	}{
+		{local, "unconfined-local"},
+		{WithEnv(local, env), "unconfined-local"},
+		{WithEnv(noCeiling{}, env), "sandbox.noCeiling"},
+		{noCeiling{}, "sandbox.noCeiling"},
+	} {
+		if got := RunnerName(tc.r); got != tc.want {
+			t.Errorf("RunnerName(%T) = %q, want %q", tc.r, got, tc.want)
+		}
+	}
+}

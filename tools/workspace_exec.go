@@ -9,10 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillkit/skillkit/internal/tracing"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/sandbox"
 	"github.com/skillkit/skillkit/skill"
 	"github.com/skillkit/skillkit/workspace"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // WorkspaceExecName is the name of the execution tool.
@@ -44,6 +46,11 @@ type ExecOptions struct {
 	// CollectLimits bounds output file collection (workspace defaults for
 	// nil or zero fields).
 	CollectLimits *workspace.CollectLimits
+	// TracerProvider receives a workspace.run span for each command run
+	// (the workspace's own spans go to its Manager's provider). Nil means
+	// otel.GetTracerProvider(), a no-op unless the application installed
+	// a provider.
+	TracerProvider trace.TracerProvider
 }
 
 // ExecRequest is one command to run in a workspace.
@@ -164,6 +171,7 @@ type Executor struct {
 	limits     sandbox.Limits
 	network    bool
 	collect    *workspace.CollectLimits
+	tracer     trace.Tracer
 }
 
 // NewExecutor returns an Executor running commands with r. A nil r is an
@@ -177,7 +185,7 @@ func NewExecutor(r sandbox.Runner, opts *ExecOptions) (*Executor, error) {
 		o = *opts
 	}
 	e := &Executor{runner: r, maxTimeout: o.MaxTimeout, defTimeout: o.DefaultTimeout,
-		limits: o.Limits, network: o.Network, collect: o.CollectLimits}
+		limits: o.Limits, network: o.Network, collect: o.CollectLimits, tracer: tracing.Tracer(o.TracerProvider, tracerName)}
 	if err := o.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: ExecOptions.%w", ErrExecConfig, err)
 	}
@@ -291,7 +299,7 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.runner.Run(ctx, sandbox.Spec{
+	res, err := e.runCommand(ctx, ws, run, sandbox.Spec{
 		Args:      req.Args,
 		Workspace: ws.Dir(),
 		Dir:       dir,
@@ -331,6 +339,22 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 	return out, nil
 }
 
+// runCommand runs the command in its workspace.run span.
+func (e *Executor) runCommand(ctx context.Context, ws *workspace.Workspace, run *workspace.Run, spec sandbox.Spec) (res *sandbox.Result, err error) {
+	ctx, span := e.tracer.Start(ctx, spanRun, trace.WithAttributes(tracing.WorkspaceID.String(ws.ID()),
+		attrRunner.String(sandbox.RunnerName(e.runner)), attrTimeout.Int64(spec.Timeout.Milliseconds())))
+	if run.Skill != "" {
+		span.SetAttributes(tracing.SkillName.String(run.Skill))
+	}
+	defer func() {
+		if res != nil {
+			endRun(span, res)
+		}
+		tracing.End(span, err)
+	}()
+	return e.runner.Run(ctx, spec)
+}
+
 // WorkspaceExecConfig configures the workspace_exec tool.
 type WorkspaceExecConfig struct {
 	// Runner runs the commands; required. Use sandbox.NewIsolated.
@@ -339,7 +363,8 @@ type WorkspaceExecConfig struct {
 	// workspace of its session (Call.SessionID, mapped by
 	// workspace.IDFor). Required.
 	Workspaces *workspace.Manager
-	// Options are the operator's limits; nil means defaults.
+	// Options are the operator's limits, and the tracer provider of the
+	// commands' workspace.run spans; nil means defaults.
 	Options *ExecOptions
 }
 

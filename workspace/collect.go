@@ -15,6 +15,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/gabriel-vasile/mimetype"
+	"github.com/skillkit/skillkit/internal/tracing"
 )
 
 // Defaults used when a CollectLimits field is zero.
@@ -92,7 +93,24 @@ var errEnough = errors.New("enough files")
 // alternative too) are rejected.
 // Symbolic links are followed only while they stay inside the workspace, and
 // "**" does not descend through links to directories.
-func (w *Workspace) Collect(ctx context.Context, globs []string, lim *CollectLimits) (*Collection, error) {
+func (w *Workspace) Collect(ctx context.Context, globs []string, lim *CollectLimits) (col *Collection, err error) {
+	ctx, span := w.start(ctx, spanCollect, attrGlobs.Int(len(globs)))
+	defer func() {
+		if col != nil {
+			var size int64
+			for _, f := range col.Files {
+				size += f.Size
+			}
+			span.SetAttributes(tracing.Files.Int(len(col.Files)), tracing.Bytes.Int64(size), attrInlineBytes.Int64(col.InlineBytes),
+				attrTruncated.Bool(col.Truncated), tracing.Skipped.Int(len(col.Skipped)))
+		}
+		tracing.End(span, err)
+	}()
+	return w.collect(ctx, globs, lim)
+}
+
+// collect is Collect, within its span.
+func (w *Workspace) collect(ctx context.Context, globs []string, lim *CollectLimits) (*Collection, error) {
 	l, err := lim.withDefaults()
 	if err != nil {
 		return nil, err

@@ -69,4 +69,33 @@
 // skill folder without following links and without blocking on a FIFO.
 // Stage checks every file it opens against its listing whatever src is,
 // but os.DirFS follows links and can block in Open.
+//
+// # Tracing
+//
+// A Manager emits OpenTelemetry spans to Options.TracerProvider (nil: the
+// global provider), each a child of the span in the call's context and
+// carrying skillkit.workspace.id; a failed call records its error on its
+// span. None holds a file's content or name, only counts and sizes:
+//
+//   - workspace.create: a workspace made (Open, or Lock after a sweep
+//     removed it); skillkit.workspace.volume says whether it is a volume.
+//   - workspace.stage.skill: one Stage; skillkit.skill.name,
+//     skillkit.files, skillkit.bytes, skillkit.stage.outcome ("copied" or
+//     "reused"), skillkit.stage.restored and skillkit.skipped (counts).
+//   - workspace.stage.inputs: one CopyInput or CopyInputFiles;
+//     skillkit.inputs (asked for), skillkit.files, skillkit.bytes,
+//     skillkit.skipped.
+//   - workspace.collect: one Collect; skillkit.collect.globs,
+//     skillkit.files, skillkit.bytes (their sizes),
+//     skillkit.collect.inline_bytes (the text inlined into the result,
+//     which is read as each file is collected, within this span),
+//     skillkit.collect.truncated, skillkit.skipped.
+//   - workspace.cleanup: Sweep, Remove, Close, Discard and NewTemp's sweep
+//     of dead processes' roots, told apart by skillkit.cleanup.op
+//     ("sweep", "remove", "close", "discard", "sweep_temp");
+//     skillkit.cleanup.removed counts what a sweep removed. Close takes no
+//     context, so its span is a root.
+//
+// Running the command is not this package's: its workspace.run span comes
+// from package tools, whose Executor calls the sandbox.
 package workspace

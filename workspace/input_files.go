@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/skillkit/skillkit/internal/tracing"
 )
 
 // inputTmpPrefix starts the temporary folder of CopyInputFiles inside
@@ -106,7 +108,23 @@ func InputDestConflict(dests []string) (outer, inner int, ok bool) {
 // work/inputs as it was, but for the folders made for the Dests; what a
 // Dest held before is moved aside and put back if a later rename fails. Hold
 // Lock so that no command runs while the inputs are replaced.
-func (w *Workspace) CopyInputFiles(ctx context.Context, files []InputFile) ([]InputResult, error) {
+func (w *Workspace) CopyInputFiles(ctx context.Context, files []InputFile) (res []InputResult, err error) {
+	ctx, span := w.start(ctx, spanStageInputs, attrInputs.Int(len(files)))
+	defer func() {
+		if res != nil {
+			var size int64
+			for _, r := range res {
+				size += r.Bytes
+			}
+			span.SetAttributes(tracing.Files.Int(len(res)), tracing.Bytes.Int64(size))
+		}
+		tracing.End(span, err)
+	}()
+	return w.copyInputFiles(ctx, files)
+}
+
+// copyInputFiles is CopyInputFiles, within its span.
+func (w *Workspace) copyInputFiles(ctx context.Context, files []InputFile) ([]InputResult, error) {
 	if len(files) > w.m.maxInputFiles {
 		return nil, fmt.Errorf("%w: %d input files, more than %d (Options.MaxInputFiles)", ErrLimit, len(files), w.m.maxInputFiles)
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillkit/skillkit/internal/tracing"
 	"golang.org/x/sys/unix"
 )
 
@@ -64,7 +65,19 @@ const (
 // ErrInputChanged that names the file, and cannot lead it out of the root
 // or block it. The input root's own path may hold links; the operator
 // configured it.
-func (w *Workspace) CopyInput(ctx context.Context, hostPath, dest string) (*InputResult, error) {
+func (w *Workspace) CopyInput(ctx context.Context, hostPath, dest string) (res *InputResult, err error) {
+	ctx, span := w.start(ctx, spanStageInputs, attrInputs.Int(1))
+	defer func() {
+		if res != nil {
+			span.SetAttributes(tracing.Files.Int(res.Files), tracing.Bytes.Int64(res.Bytes), tracing.Skipped.Int(len(res.Skipped)))
+		}
+		tracing.End(span, err)
+	}()
+	return w.copyInput(ctx, hostPath, dest)
+}
+
+// copyInput is CopyInput, within its span.
+func (w *Workspace) copyInput(ctx context.Context, hostPath, dest string) (*InputResult, error) {
 	allowed, rel, err := w.m.allowedInput(hostPath)
 	if err != nil {
 		return nil, err

@@ -13,7 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skillkit/skillkit/internal/tracing"
 	"github.com/skillkit/skillkit/sandbox"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Errors callers branch on. Returned errors wrap one of these and name the
@@ -98,6 +100,12 @@ type Options struct {
 	// PlainDirs keeps workspaces plain directories even where volumes
 	// could be made; their disk use is then not bounded.
 	PlainDirs bool
+	// TracerProvider receives the Manager's spans (workspace.create,
+	// workspace.stage.skill, workspace.stage.inputs, workspace.collect,
+	// workspace.cleanup; see the package documentation). Nil means
+	// otel.GetTracerProvider(), a no-op unless the application installed
+	// a provider.
+	TracerProvider trace.TracerProvider
 }
 
 // Manager creates, locks and sweeps the workspaces under one root. It is safe
@@ -115,6 +123,7 @@ type Manager struct {
 	maxInputBytes int64
 	volumes       bool // make a volume per workspace
 	volume        sandbox.VolumeOptions
+	tracer        trace.Tracer
 
 	mu     sync.Mutex
 	states map[string]*state
@@ -146,6 +155,7 @@ func New(opts *Options) (*Manager, error) {
 		maxInputBytes: o.MaxInputBytes,
 		volumes:       !o.PlainDirs && os.Geteuid() == 0,
 		volume:        sandbox.VolumeOptions{Bytes: o.DiskBytes, Inodes: o.DiskInodes, InMemory: o.InMemoryVolumes},
+		tracer:        tracing.Tracer(o.TracerProvider, tracerName),
 		states:        make(map[string]*state),
 	}
 	if m.root == "" {
@@ -303,10 +313,20 @@ func (m *Manager) sweepIfDue(ctx context.Context) {
 // this or another process) are left alone. Only IDs with a record in the
 // metadata root are considered: a directory under Root without one is never
 // touched. With Options.NoSweep, Sweep fails with ErrSweepDisabled.
-func (m *Manager) Sweep(ctx context.Context) ([]string, error) {
+func (m *Manager) Sweep(ctx context.Context) (removed []string, err error) {
 	if m.noSweep {
 		return nil, fmt.Errorf("%w (Options.NoSweep); remove workspaces under %s yourself", ErrSweepDisabled, m.root)
 	}
+	ctx, span := m.start(ctx, spanCleanup, attrCleanupOp.String(cleanupSweep))
+	defer func() {
+		span.SetAttributes(attrRemoved.Int(len(removed)))
+		tracing.End(span, err)
+	}()
+	return m.sweep(ctx)
+}
+
+// sweep is Sweep, within its span.
+func (m *Manager) sweep(ctx context.Context) ([]string, error) {
 	release, err := m.lockMeta(ctx, sweepLockName, true)
 	if err != nil {
 		return nil, err
@@ -403,10 +423,12 @@ func (m *Manager) sweepOne(top, meta *os.Root, id string) (bool, error) {
 // It waits for a command running in it (in this or another process) to
 // end, or for ctx. Removing a workspace that does not exist is not an
 // error.
-func (m *Manager) Remove(ctx context.Context, id string) error {
+func (m *Manager) Remove(ctx context.Context, id string) (err error) {
 	if err := validName("workspace ID", id, maxIDLen); err != nil {
 		return err
 	}
+	ctx, span := m.start(ctx, spanCleanup, attrCleanupOp.String(cleanupRemove), tracing.WorkspaceID.String(id))
+	defer func() { tracing.End(span, err) }()
 	release, err := m.lockMeta(ctx, sweepLockName, false)
 	if err != nil {
 		return err
@@ -492,8 +514,15 @@ func (m *Manager) removeLocked(top, meta *os.Root, id string, st *state) error {
 // Close unmounts the volumes of the workspaces under Root, for a clean
 // shutdown: their files stay in their images (in-memory volumes lose
 // theirs), and the next Open mounts them again. Workspaces in use must not
-// be closed.
-func (m *Manager) Close() error {
+// be closed. Having no context, its workspace.cleanup span is a root.
+func (m *Manager) Close() (err error) {
+	_, span := m.start(context.Background(), spanCleanup, attrCleanupOp.String(cleanupClose))
+	defer func() { tracing.End(span, err) }()
+	return m.unmountAll()
+}
+
+// unmountAll unmounts the volumes of the workspaces under Root.
+func (m *Manager) unmountAll() error {
 	entries, err := os.ReadDir(m.root)
 	if err != nil {
 		return fmt.Errorf("workspace: close: %w", err)

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillkit/skillkit/internal/tracing"
 	"github.com/skillkit/skillkit/sandbox"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // The metadata root holds everything the host records about workspaces,
@@ -131,18 +133,24 @@ func touchMeta(meta *os.Root, name string) error {
 // ensure creates the metadata record and the directory layout of w when
 // missing. A directory at w's path that has no record and is not empty
 // belongs to someone else: it is refused with ErrNotWorkspace.
-func (w *Workspace) ensure(ctx context.Context) error {
+func (w *Workspace) ensure(ctx context.Context) (err error) {
 	meta, err := w.m.openMeta()
 	if err != nil {
 		return err
 	}
 	defer meta.Close()
-	if _, err := meta.Lstat(w.id); errors.Is(err, fs.ErrNotExist) {
+	switch _, lerr := meta.Lstat(w.id); {
+	case errors.Is(lerr, fs.ErrNotExist):
+		// Without a record the workspace is new, or was swept since a
+		// handle was opened: either way it is made here.
+		var span trace.Span
+		ctx, span = w.start(ctx, spanCreate, attrVolume.Bool(w.m.volumes))
+		defer func() { tracing.End(span, err) }()
 		if err := w.checkForeign(); err != nil {
 			return err
 		}
-	} else if err != nil {
-		return fmt.Errorf("workspace %s: metadata: %w", w.id, err)
+	case lerr != nil:
+		return fmt.Errorf("workspace %s: metadata: %w", w.id, lerr)
 	}
 	if err := meta.MkdirAll(metaPath(w.id, stagedName), 0o700); err != nil {
 		return fmt.Errorf("workspace %s: create metadata record: %w", w.id, err)

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/skillkit/skillkit/internal/tracing"
 )
 
 // racyWindow is how recent a file's mtime may be for its cached hash to be
@@ -110,7 +112,24 @@ type Skipped struct {
 //
 // Stage calls for one workspace are serialized within a process. When other
 // processes may use the workspace, hold Lock while staging, as for commands.
-func (w *Workspace) Stage(ctx context.Context, name string, src fs.FS) (*StageResult, error) {
+func (w *Workspace) Stage(ctx context.Context, name string, src fs.FS) (res *StageResult, err error) {
+	ctx, span := w.start(ctx, spanStageSkill, tracing.SkillName.String(name))
+	defer func() {
+		if res != nil {
+			outcome := "reused"
+			if res.Copied {
+				outcome = "copied"
+			}
+			span.SetAttributes(tracing.Files.Int(res.Files), tracing.Bytes.Int64(res.Bytes), attrOutcome.String(outcome),
+				attrRestored.Int(len(res.Restored)), tracing.Skipped.Int(len(res.Skipped)))
+		}
+		tracing.End(span, err)
+	}()
+	return w.stage(ctx, name, src)
+}
+
+// stage is Stage, within its span.
+func (w *Workspace) stage(ctx context.Context, name string, src fs.FS) (*StageResult, error) {
 	if err := validName("skill name", name, maxSkillLen); err != nil {
 		return nil, err
 	}

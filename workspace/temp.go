@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/skillkit/skillkit/internal/owner"
+	"github.com/skillkit/skillkit/internal/tracing"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // tempPrefix starts the name of every temporary root: the prefix, the
@@ -33,7 +35,7 @@ func NewTemp(ctx context.Context, opts *Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: temporary root: %w", err)
 	}
-	sweepTemp(ctx)
+	sweepTemp(ctx, tracing.Tracer(o.TracerProvider, tracerName))
 	root, err := os.MkdirTemp("", tempPrefix+self+"-")
 	if err != nil {
 		return nil, fmt.Errorf("workspace: temporary root: %w", err)
@@ -50,8 +52,10 @@ func NewTemp(ctx context.Context, opts *Options) (*Manager, error) {
 // Discard removes every workspace under the Manager's root, their
 // volumes, and the root itself with its records. It is meant for Managers
 // from NewTemp; no workspace may be in use.
-func (m *Manager) Discard(ctx context.Context) error {
-	if err := m.Close(); err != nil {
+func (m *Manager) Discard(ctx context.Context) (err error) {
+	_, span := m.start(ctx, spanCleanup, attrCleanupOp.String(cleanupDiscard))
+	defer func() { tracing.End(span, err) }()
+	if err := m.unmountAll(); err != nil {
 		return err
 	}
 	var errs []error
@@ -63,8 +67,15 @@ func (m *Manager) Discard(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// sweepTemp removes the temporary roots of this user's dead processes.
-func sweepTemp(ctx context.Context) {
+// sweepTemp removes the temporary roots of this user's dead processes,
+// in a span of tracer (there is no Manager yet).
+func sweepTemp(ctx context.Context, tracer trace.Tracer) {
+	_, span := tracer.Start(ctx, spanCleanup, trace.WithAttributes(attrCleanupOp.String(cleanupSweepTemp)))
+	removed := 0
+	defer func() {
+		span.SetAttributes(attrRemoved.Int(removed))
+		span.End()
+	}()
 	tmp := os.TempDir()
 	entries, err := os.ReadDir(tmp)
 	if err != nil {
@@ -87,6 +98,8 @@ func sweepTemp(ctx context.Context) {
 		for _, w := range inner {
 			_ = unmountVolume(filepath.Join(dir, w.Name()))
 		}
-		_ = os.RemoveAll(dir)
+		if os.RemoveAll(dir) == nil {
+			removed++
+		}
 	}
 }
