@@ -452,7 +452,9 @@ func (k *Kit) Open(ctx context.Context, id, agent string, opts ...OpenOption) (*
 	if err != nil {
 		return nil, err
 	}
-	return conversation.Open(ctx, k.store, id, agent, convOptions(o, all, k.Skills))
+	co := convOptions(o, all, k.Skills)
+	co.WrapCall = oc.wrapCall
+	return conversation.Open(ctx, k.store, id, agent, co)
 }
 
 // OpenOption adjusts one conversation handle that Open returns.
@@ -464,6 +466,14 @@ type openConfig struct {
 	render    func(context.Context, []skill.Summary) string
 	hasRender bool
 	guidance  *assembly.Guidance
+	wrapCall  func(context.Context, session.ToolCall, func(context.Context) (tools.Result, error)) (tools.Result, error)
+}
+
+// WithWrapCall runs every tool call of the handle through wrap (see
+// conversation.Options.WrapCall): the agent runner traces calls and runs
+// its tool callbacks there.
+func WithWrapCall(wrap func(ctx context.Context, call ToolCall, run func(context.Context) (tools.Result, error)) (tools.Result, error)) OpenOption {
+	return func(c *openConfig) { c.wrapCall = wrap }
 }
 
 // WithTools adds tools to the handle's requests after the agent's own:

@@ -27,7 +27,17 @@
 // model request with a ModelCall: the agent, the session, the step and
 // the request, and ModelCall.State to read the session's state, such as
 // the skills loaded for the agent (the keys under
-// loadstate.LoadedPrefix). An error of either ends the run.
+// loadstate.LoadedPrefix). Options.BeforeTool and Options.AfterTool are
+// called around every tool call, in the goroutine that runs it. An error
+// of any ends the run.
+//
+// # Sub-agents
+//
+// An agent can call another as a tool (AsTool), or hand it the user's
+// turn (Options.SubAgents and the transfer_to_agent tool). Either way the
+// other agent records its turn in the same session under its own name,
+// with its own instructions and skill state: a skill it loads never
+// enters the caller's requests.
 //
 // # Tracing
 //
@@ -46,14 +56,12 @@
 //     ones included), gen_ai.usage.output_tokens,
 //     gen_ai.usage.cache_read.input_tokens, skillkit.agent.step, and
 //     error.type with the error when the model fails.
-//   - "execute_tool <tool>" per tool result, under the run:
-//     gen_ai.operation.name execute_tool, gen_ai.tool.name,
-//     gen_ai.tool.call.id, skillkit.tool.error (an Error status too) and
-//     skillkit.tool.loads (the load records it brought). The calls of one
-//     answer run in parallel inside conversation.Respond, which reports no
-//     time per call, so each of these spans covers that whole Respond, and
-//     the spans a tool makes itself (workspace_exec's workspace spans)
-//     are its siblings rather than its children.
+//   - "execute_tool <tool>" per tool call, under the run, from the moment
+//     the call starts to its result: gen_ai.operation.name execute_tool,
+//     gen_ai.tool.name, gen_ai.tool.call.id (when the provider gave one),
+//     skillkit.tool.error (an Error status too) and skillkit.tool.loads
+//     (the loads it asked for). The spans a tool makes itself
+//     (workspace_exec's workspace spans) are its children.
 //
 // No span holds a prompt, an answer, tool arguments or a result.
 package agent
@@ -63,14 +71,18 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"time"
+	"maps"
+	"slices"
+	"sync/atomic"
 
 	"github.com/skillkit/skillkit"
+	"github.com/skillkit/skillkit/assembly"
 	"github.com/skillkit/skillkit/conversation"
 	"github.com/skillkit/skillkit/internal/tracing"
 	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/model"
 	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/skill"
 	"github.com/skillkit/skillkit/tools"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -131,6 +143,54 @@ type Options struct {
 	// Options.AfterModel, and the answer is not recorded. It is not called
 	// when the caller stops ranging during a streamed answer.
 	AfterModel func(ctx context.Context, call ModelCall, resp *model.Response, err error) error
+	// BeforeTool, when set, is called before each tool call runs, in the
+	// goroutine that runs it. An error fails the call as a host failure
+	// would: the answer is not recorded and the run ends with the error,
+	// naming Options.BeforeTool.
+	BeforeTool func(ctx context.Context, call ToolCall) error
+	// AfterTool, when set, is called after each tool call with its
+	// result (which it may change: the result is recorded as AfterTool
+	// leaves it) or the handler's error. An error ends the run as
+	// BeforeTool's does.
+	AfterTool func(ctx context.Context, call ToolCall, res *tools.Result, err error) error
+	// Tools are tools of the runner for this agent, offered after the
+	// kit's tools for it: tools the kit's configuration cannot hold, such
+	// as another agent called as a tool (AsTool). Their names must differ
+	// from the agent's tools in the kit.
+	Tools []tools.Tool
+	// SubAgents are agents of the same kit this agent can hand the
+	// user's turn to. With any, the agent offers transfer_to_agent (a
+	// framework tool); after an answer that transfers, the chosen agent
+	// runs its turn on the same user message in the same session — the
+	// run yields its events, and its answer ends the run. Each agent
+	// keeps its own skill state in the session, so what one loads never
+	// enters another's requests.
+	SubAgents []*Agent
+	// Compaction, when set, keeps each request within a token budget by
+	// summarising the older history first. Nil never compacts.
+	Compaction *Compaction
+	// FencedCode runs the shell and Python code blocks of an answer that
+	// calls no tool, through workspace_exec in the session's workspace,
+	// as calls the runtime makes for the model, and asks the model again
+	// with their results. Off by default: code in a reply is most often
+	// an illustration for the reader, and running it unasked executes
+	// model output that no tool schema checked. It needs workspace_exec
+	// (skillkit.Options.Exec), which keeps the code in the sandbox.
+	FencedCode bool
+}
+
+// ToolCall is what the tool callbacks see of one call.
+type ToolCall struct {
+	// Agent is the calling agent.
+	Agent string
+	// SessionID is the run's session.
+	SessionID string
+	// Step is the model step whose answer made the call.
+	Step int
+	// Call is the call as the model made it: its provider ID ("" when it
+	// had none; one is given when it is recorded), tool name and
+	// arguments.
+	Call session.ToolCall
 }
 
 // Agent is a named agent of a kit, answered by a model. It is safe for
@@ -142,6 +202,10 @@ type Agent struct {
 	model  model.Model
 	opts   Options
 	tracer trace.Tracer
+	// compact is the checked Options.Compaction (nil: never).
+	compact *compactor
+	// execName is the name workspace_exec goes by, for FencedCode.
+	execName string
 }
 
 // New returns the agent name of kit, answered by m. The agent's
@@ -168,10 +232,52 @@ func New(kit *skillkit.Kit, name string, m model.Model, opts *Options) (*Agent, 
 			return nil, fmt.Errorf("agent: Options.Output: %w", err)
 		}
 	}
+	if act := kit.AgentOptions(name).Activation; act != nil && len(act.Rules) > 0 && o.Output != nil {
+		return nil, fmt.Errorf("agent %q: Options.Output cannot be combined with the agent's tool activation (skillkit AgentOptions.Activation): a final answer held to a schema cannot call the tools a load activates; drop one of them", name)
+	}
+	if err := checkSubAgents(kit, name, o.SubAgents); err != nil {
+		return nil, err
+	}
+	comp, err := newCompactor(o.Compaction, m)
+	if err != nil {
+		return nil, fmt.Errorf("agent %q: Options.%w", name, err)
+	}
+	execName := ""
+	if o.FencedCode {
+		ts, err := kit.Tools(context.Background(), name)
+		if err != nil {
+			return nil, fmt.Errorf("agent %q: %w", name, err)
+		}
+		if execName = execToolName(ts); execName == "" {
+			return nil, fmt.Errorf("agent %q: Options.FencedCode needs workspace_exec, which the agent does not offer; set skillkit.Options.Exec (and keep workspace_exec in AgentOptions.SkillTools)", name)
+		}
+	}
 	if o.MaxSteps == 0 {
 		o.MaxSteps = DefaultMaxSteps
 	}
-	return &Agent{kit: kit, name: name, model: m, opts: o, tracer: tracing.Tracer(o.TracerProvider, tracerName)}, nil
+	o.SubAgents = slices.Clone(o.SubAgents)
+	o.Tools = slices.Clone(o.Tools)
+	return &Agent{kit: kit, name: name, model: m, opts: o, tracer: tracing.Tracer(o.TracerProvider, tracerName), compact: comp, execName: execName}, nil
+}
+
+// checkSubAgents checks that subs are distinct agents of kit other than
+// the agent name.
+func checkSubAgents(kit *skillkit.Kit, name string, subs []*Agent) error {
+	seen := map[string]bool{}
+	for i, s := range subs {
+		switch {
+		case s == nil:
+			return fmt.Errorf("agent %q: Options.SubAgents[%d] is nil", name, i)
+		case s.kit != kit:
+			return fmt.Errorf("agent %q: Options.SubAgents[%d] (%q) belongs to another kit; sub-agents share the kit, so that they share its sessions", name, i, s.name)
+		case s.name == name:
+			return fmt.Errorf("agent %q: Options.SubAgents[%d] is the agent itself", name, i)
+		case seen[s.name]:
+			return fmt.Errorf("agent %q: Options.SubAgents[%d]: agent %q is listed twice", name, i, s.name)
+		}
+		seen[s.name] = true
+	}
+	return nil
 }
 
 // Name returns the agent's name in its kit.
@@ -183,6 +289,56 @@ type RunOption func(*runConfig)
 // runConfig is what the run options set.
 type runConfig struct {
 	loads []loadstate.Declaration
+	open  []skillkit.OpenOption
+	state map[string]any
+}
+
+// WithTools adds tools to this run's requests, after the agent's own.
+func WithTools(ts ...tools.Tool) RunOption {
+	return func(c *runConfig) { c.open = append(c.open, skillkit.WithTools(ts...)) }
+}
+
+// WithCatalogRender renders this run's catalog with render (see
+// assembly.CatalogOptions.Render): a per-request overview, made from the
+// skills the request sees, that changes the text only — the skill tools
+// and what they load stay the same.
+func WithCatalogRender(render func(ctx context.Context, skills []skill.Summary) string) RunOption {
+	return func(c *runConfig) { c.open = append(c.open, skillkit.WithCatalogRender(render)) }
+}
+
+// WithGuidance publishes g as this run's tooling guidance after the
+// catalog (see assembly.Guidance): Exec replaces the line about
+// workspace_exec, which stays offered.
+func WithGuidance(g assembly.Guidance) RunOption {
+	return func(c *runConfig) { c.open = append(c.open, skillkit.WithGuidance(g)) }
+}
+
+// WithRuntimeState puts values in the run's context, where the kit's
+// filters, catalog renderers, exec environment providers and callbacks
+// read them with RuntimeValue: per-request facts such as the user's ID or
+// tenant, which decide the skills a request sees without the model
+// seeing them. A later WithRuntimeState adds to and overrides earlier
+// ones.
+func WithRuntimeState(values map[string]any) RunOption {
+	return func(c *runConfig) {
+		if c.state == nil {
+			c.state = map[string]any{}
+		}
+		for k, v := range values {
+			c.state[k] = v
+		}
+	}
+}
+
+// runtimeStateKey keys the run's runtime state in its context.
+type runtimeStateKey struct{}
+
+// RuntimeValue returns the runtime state value key of the run whose
+// context ctx is (WithRuntimeState), and whether it is set and of type T.
+func RuntimeValue[T any](ctx context.Context, key string) (T, bool) {
+	m, _ := ctx.Value(runtimeStateKey{}).(map[string]any)
+	v, ok := m[key].(T)
+	return v, ok
 }
 
 // WithSkillLoads declares skills (and documents) to load for this turn
@@ -223,6 +379,14 @@ const (
 	// KindAnswer: the model answered without calling a tool; the run is
 	// over (Text, Usage of the whole run, Step: the steps it took).
 	KindAnswer
+	// KindCompaction: the history was summarised before a model request
+	// to fit Options.Compaction's budget (Text: the summary, Usage: the
+	// summarising request's, Record: the summary event, Tokens: the
+	// request's tokens before and after).
+	KindCompaction
+	// KindTransfer: the agent handed the turn to a sub-agent (Text: its
+	// name); the sub-agent's events follow, with their Agent.
+	KindTransfer
 )
 
 // String returns the kind's name, such as "response".
@@ -240,6 +404,10 @@ func (k Kind) String() string {
 		return "tool_result"
 	case KindAnswer:
 		return "answer"
+	case KindCompaction:
+		return "compaction"
+	case KindTransfer:
+		return "transfer"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -249,6 +417,9 @@ func (k Kind) String() string {
 type Event struct {
 	// Kind says what happened.
 	Kind Kind
+	// Agent is the agent whose event it is: the agent run, or the
+	// sub-agent it transferred to.
+	Agent string
 	// SessionID is the session the run records to (the one Run created
 	// when it was given "").
 	SessionID string
@@ -261,6 +432,12 @@ type Event struct {
 	Text string
 	// Response is the model's answer (KindResponse).
 	Response *model.Response
+	// Request is the request the model answered (KindResponse), as sent
+	// after Options.BeforeModel.
+	Request *model.Request
+	// Tokens are a compacted request's o200k_base token counts before and
+	// after the compaction (KindCompaction).
+	Tokens [2]int
 	// Call is the tool call as recorded, with the provider's ID or the
 	// one given when it had none (KindToolResult).
 	Call session.ToolCall
@@ -313,15 +490,29 @@ func (a *Agent) Run(ctx context.Context, sessionID, message string, opts ...RunO
 var errStopped = errors.New("agent: the caller stopped")
 
 func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig, yield func(Event, error) bool) error {
-	conv, err := a.kit.Open(ctx, sessionID, a.name)
+	if rc.state != nil {
+		state := map[string]any{}
+		if outer, ok := ctx.Value(runtimeStateKey{}).(map[string]any); ok {
+			maps.Copy(state, outer)
+		}
+		maps.Copy(state, rc.state)
+		ctx = context.WithValue(ctx, runtimeStateKey{}, state)
+	}
+	var id string
+	var cur atomic.Int64 // the step whose calls run
+	open := []skillkit.OpenOption{skillkit.WithWrapCall(a.wrapCall(&id, &cur))}
+	if extra := a.runnerTools(); len(extra) > 0 {
+		open = append(open, skillkit.WithTools(extra...))
+	}
+	conv, err := a.kit.Open(ctx, sessionID, a.name, append(open, rc.open...)...)
 	if err != nil {
 		return fmt.Errorf("agent %q: %w", a.name, err)
 	}
-	id := conv.ID()
+	id = conv.ID()
 	span := trace.SpanFromContext(ctx)
 	span.SetAttributes(attrConversationID.String(id))
 	emit := func(ev Event) error {
-		ev.SessionID = id
+		ev.SessionID, ev.Agent = id, a.name
 		if !yield(ev, nil) {
 			return errStopped
 		}
@@ -347,24 +538,27 @@ func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig
 	var total model.Usage
 	for step := 1; step <= a.opts.MaxSteps; step++ {
 		span.SetAttributes(attrSteps.Int(step))
-		resp, err := a.step(ctx, conv, step, emit)
+		cur.Store(int64(step))
+		resp, req, err := a.step(ctx, conv, step, emit)
 		if err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("agent %q: step %d: the answer arrived after the run was cancelled and was not recorded: %w", a.name, step, err)
 		}
-		// The calls run inside Respond, which reports no time per call:
-		// each tool span covers the whole of Respond, which bounds them.
-		start := time.Now()
-		rec, err := conv.Respond(ctx, resp.Assistant())
+		answer := resp.Assistant()
+		if a.opts.FencedCode && len(answer.Calls) == 0 {
+			// The runtime runs the answer's code for the model, recorded
+			// as the calls that did it.
+			answer.Calls = fencedCalls(answer.Text, a.execName)
+		}
+		rec, err := conv.Respond(ctx, answer)
 		if err != nil {
 			return fmt.Errorf("agent %q: step %d: recording the answer: %w", a.name, step, err)
 		}
-		a.toolSpans(ctx, start, time.Now(), rec)
 		total = total.Add(resp.Usage)
 		setUsage(span, total)
-		if err := emit(Event{Kind: KindResponse, Step: step, Response: resp, Usage: resp.Usage, Record: rec.Events[0]}); err != nil {
+		if err := emit(Event{Kind: KindResponse, Step: step, Response: resp, Request: req, Usage: resp.Usage, Record: rec.Events[0]}); err != nil {
 			return err
 		}
 		for i, call := range rec.Events[0].ToolCalls {
@@ -373,41 +567,126 @@ func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig
 				return err
 			}
 		}
-		if len(resp.Calls) == 0 {
+		if to := a.transferred(rec); to != nil {
+			if err := emit(Event{Kind: KindTransfer, Step: step, Text: to.name}); err != nil {
+				return err
+			}
+			return a.handOff(ctx, to, id, message, yield)
+		}
+		if len(answer.Calls) == 0 {
 			return emit(Event{Kind: KindAnswer, Step: step, Text: rec.Events[0].Text, Usage: total})
 		}
 	}
 	return fmt.Errorf("%w: agent %q stopped after %d steps", ErrMaxSteps, a.name, a.opts.MaxSteps)
 }
 
-// step builds the next request and asks the model, between the model
-// callbacks.
-func (a *Agent) step(ctx context.Context, conv *conversation.Conversation, step int, emit func(Event) error) (*model.Response, error) {
+// runnerTools are the tools the runner adds to the kit's for this agent:
+// Options.Tools and, with sub-agents, the transfer tool.
+func (a *Agent) runnerTools() []tools.Tool {
+	ts := slices.Clone(a.opts.Tools)
+	if len(a.opts.SubAgents) > 0 {
+		ts = append(ts, transferTool(a.opts.SubAgents))
+	}
+	return ts
+}
+
+// transferred returns the sub-agent an answer's successful transfer call
+// chose, or nil.
+func (a *Agent) transferred(rec *conversation.Step) *Agent {
+	for i, call := range rec.Events[0].ToolCalls {
+		if call.Name != TransferName || rec.Results[i].IsError {
+			continue
+		}
+		for _, sub := range a.opts.SubAgents {
+			if rec.Results[i].Text == transferText(sub.name) {
+				return sub
+			}
+		}
+	}
+	return nil
+}
+
+// handOff runs the sub-agent's turn on the user's message in the same
+// session and yields its events as the run's.
+func (a *Agent) handOff(ctx context.Context, to *Agent, id, message string, yield func(Event, error) bool) error {
+	for ev, err := range to.Run(ctx, id, message) {
+		if err != nil {
+			return fmt.Errorf("agent %q: transfer to %q: %w", a.name, to.name, err)
+		}
+		if !yield(ev, nil) {
+			return errStopped
+		}
+	}
+	return nil
+}
+
+// wrapCall returns the conversation's wrapper around each tool call: its
+// span and the tool callbacks. id and step are read when a call runs.
+func (a *Agent) wrapCall(id *string, step *atomic.Int64) func(context.Context, session.ToolCall, func(context.Context) (tools.Result, error)) (tools.Result, error) {
+	return func(ctx context.Context, call session.ToolCall, run func(context.Context) (tools.Result, error)) (tools.Result, error) {
+		tc := ToolCall{Agent: a.name, SessionID: *id, Step: int(step.Load()), Call: call}
+		ctx, span := a.startTool(ctx, tc)
+		res, err := a.callTool(ctx, tc, run)
+		a.endTool(span, res, err)
+		return res, err
+	}
+}
+
+// callTool runs one call between the tool callbacks.
+func (a *Agent) callTool(ctx context.Context, tc ToolCall, run func(context.Context) (tools.Result, error)) (tools.Result, error) {
+	if a.opts.BeforeTool != nil {
+		if err := a.opts.BeforeTool(ctx, tc); err != nil {
+			return tools.Result{}, fmt.Errorf("Options.BeforeTool: %w", err)
+		}
+	}
+	res, err := run(ctx)
+	if a.opts.AfterTool != nil {
+		if aerr := a.opts.AfterTool(ctx, tc, &res, err); aerr != nil {
+			return tools.Result{}, fmt.Errorf("Options.AfterTool: %w", aerr)
+		}
+	}
+	return res, err
+}
+
+// step builds the next request (compacting the history first when it is
+// over the budget) and asks the model, between the model callbacks. It
+// returns the answer and the request it answered.
+func (a *Agent) step(ctx context.Context, conv *conversation.Conversation, step int, emit func(Event) error) (*model.Response, *model.Request, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("agent %q: step %d: %w", a.name, step, err)
+		return nil, nil, fmt.Errorf("agent %q: step %d: %w", a.name, step, err)
 	}
 	// The catalog needs no publishing here: User publishes it when the
 	// turn starts, and Respond appends a replacement after any answer
 	// during which the skill set changed.
 	req, err := conv.Request(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("agent %q: step %d: building the request: %w", a.name, step, err)
+		return nil, nil, fmt.Errorf("agent %q: step %d: building the request: %w", a.name, step, err)
+	}
+	req, done, err := a.compact.maybeCompact(ctx, conv, req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent %q: step %d: %w", a.name, step, err)
+	}
+	if done != nil {
+		if err := emit(Event{Kind: KindCompaction, Step: step, Text: done.summary, Usage: done.usage,
+			Tokens: [2]int{done.before, done.after}, Record: done.event}); err != nil {
+			return nil, nil, err
+		}
 	}
 	mreq := &model.Request{Messages: req.Messages, Tools: req.Tools, Output: a.opts.Output}
 	call := ModelCall{Agent: a.name, SessionID: conv.ID(), Step: step, Request: mreq, store: a.kit.Store()}
 	if a.opts.BeforeModel != nil {
 		if err := a.opts.BeforeModel(ctx, call); err != nil {
-			return nil, fmt.Errorf("agent %q: step %d: Options.BeforeModel: %w", a.name, step, err)
+			return nil, nil, fmt.Errorf("agent %q: step %d: Options.BeforeModel: %w", a.name, step, err)
 		}
 	}
 	resp, err := a.ask(ctx, call, emit)
 	if errors.Is(err, errStopped) || a.opts.AfterModel == nil {
-		return resp, err
+		return resp, call.Request, err
 	}
 	if aerr := a.opts.AfterModel(ctx, call, resp, err); aerr != nil {
-		return nil, fmt.Errorf("agent %q: step %d: Options.AfterModel: %w", a.name, step, aerr)
+		return nil, nil, fmt.Errorf("agent %q: step %d: Options.AfterModel: %w", a.name, step, aerr)
 	}
-	return resp, err
+	return resp, call.Request, err
 }
 
 // ask sends the request to the model in its span, streaming the text

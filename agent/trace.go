@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"time"
 
-	"github.com/skillkit/skillkit/conversation"
 	"github.com/skillkit/skillkit/internal/tracing"
 	"github.com/skillkit/skillkit/model"
+	"github.com/skillkit/skillkit/tools"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -139,20 +138,26 @@ func errorType(err error) string {
 	return "_OTHER"
 }
 
-// toolSpans records one span per call of a recorded step, after the fact:
-// the calls ran inside Respond, which gives no time per call, so each span
-// runs from start to end, the bounds of Respond. A result the model sees
-// as an error fails its span.
-func (a *Agent) toolSpans(ctx context.Context, start, end time.Time, rec *conversation.Step) {
-	for i, call := range rec.Events[0].ToolCalls {
-		res := rec.Results[i]
-		_, span := a.tracer.Start(ctx, opExecuteTool+" "+call.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start),
-			trace.WithAttributes(attrOperation.String(opExecuteTool), attrToolName.String(call.Name), attrToolCallID.String(call.ID),
-				attrToolType.String("function"), attrToolError.Bool(res.IsError), attrToolLoads.Int(len(rec.Events[1+i].Loads))))
-		if res.IsError {
-			span.SetAttributes(attrErrorType.String("tool_error"))
-			tracing.Fail(span, "the tool's result is an error")
-		}
-		span.End(trace.WithTimestamp(end))
+// startTool starts the span of one tool call, under the run's.
+func (a *Agent) startTool(ctx context.Context, tc ToolCall) (context.Context, trace.Span) {
+	attrs := []attribute.KeyValue{attrOperation.String(opExecuteTool), attrToolName.String(tc.Call.Name), attrToolType.String("function")}
+	if tc.Call.ID != "" {
+		attrs = append(attrs, attrToolCallID.String(tc.Call.ID))
 	}
+	return a.tracer.Start(ctx, opExecuteTool+" "+tc.Call.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+}
+
+// endTool ends a tool call's span with its outcome: an error result or a
+// host failure marks it failed.
+func (a *Agent) endTool(span trace.Span, res tools.Result, err error) {
+	span.SetAttributes(attrToolError.Bool(res.IsError || err != nil), attrToolLoads.Int(len(res.Effects)))
+	switch {
+	case err != nil:
+		tracing.End(span, err)
+		return
+	case res.IsError:
+		span.SetAttributes(attrErrorType.String("tool_error"))
+		tracing.Fail(span, "the tool's result is an error")
+	}
+	span.End()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -49,7 +50,8 @@ const maxTranscriptText = 4000
 // PlanCompaction chooses the part of the agent's history a summary would
 // replace: everything the agent's requests send, but the newest events
 // whose text fits keepTokens (counted by count, such as catalog.Counter's
-// Count), and never the newest answer with its results. The part kept
+// Count), and never the newest answer with its results (nor, at the start
+// of a turn, its user message). The part kept
 // starts at a user message or an answer, never between an answer's calls
 // and their results; a cut inside the current turn is allowed (the
 // requests then show the skills that turn loaded in a "Loaded skill
@@ -69,16 +71,17 @@ func (c *Conversation) PlanCompaction(ctx context.Context, keepTokens int, count
 			visible = append(visible, i)
 		}
 	}
-	// The newest place a kept part may start: the last answer.
+	// The newest place a kept part may start: the last answer, or the
+	// last user message when the turn it starts has no answer yet.
 	last := -1
 	for k := len(visible) - 1; k >= 0; k-- {
-		if s.Events[visible[k]].Kind == session.KindAssistant {
+		if startsKept(s.Events[visible[k]].Kind) {
 			last = k
 			break
 		}
 	}
 	if last <= 0 {
-		return nil, nil // no answer yet, or nothing before it
+		return nil, nil // nothing before it
 	}
 	cut, used := last, 0
 	for k := len(visible) - 1; k >= 0; k-- {
@@ -93,8 +96,8 @@ func (c *Conversation) PlanCompaction(ctx context.Context, keepTokens int, count
 			cut = k
 		}
 	}
-	if cut == 0 {
-		return nil, nil
+	if !slices.ContainsFunc(visible[:cut], func(i int) bool { return s.Events[i].Kind != session.KindContext }) {
+		return nil, nil // only catalogs and context before the cut
 	}
 	var b strings.Builder
 	if previous != "" {

@@ -51,8 +51,8 @@ func TestCompactAcrossTurns(t *testing.T) {
 		do(t, c, "user second question")
 		answer(t, c, "", "skill", `{"name":"beta"}`)
 		answer(t, c, "second answer")
-		if p, err := c.PlanCompaction(t.Context(), 1000, words); err != nil || p == nil {
-			t.Fatalf("PlanCompaction: %v, %v; the newest answer is kept, the rest can go", p, err)
+		if p, err := c.PlanCompaction(t.Context(), 1000, words); err != nil || p != nil {
+			t.Fatalf("PlanCompaction: %+v, %v; everything fits, so only the catalog could go: nothing to do", p, err)
 		}
 		p, err := c.PlanCompaction(t.Context(), 3, words)
 		if err != nil || p == nil {
@@ -159,6 +159,13 @@ func TestPlanCompactionNothingToDo(t *testing.T) {
 	// Only the newest answer is kept: the catalog and the user message go.
 	p, err := c.PlanCompaction(t.Context(), 0, words)
 	if err != nil || p == nil || p.Events != 2 || p.Transcript != "User: hi\n" {
+		t.Fatalf("one turn: %+v, %v", p, err)
+	}
+	// At the start of a turn, its user message is kept and the answer
+	// before it can go.
+	do(t, c, "user next")
+	p, err = c.PlanCompaction(t.Context(), 0, words)
+	if err != nil || p == nil || p.Events != 3 || !strings.HasSuffix(p.Transcript, "Assistant: hello\n") {
 		t.Fatalf("one turn: %+v, %v", p, err)
 	}
 	if _, err := c.PlanCompaction(t.Context(), -1, words); err == nil {

@@ -70,6 +70,12 @@ type Options struct {
 	// Activation, when set, brings tool sets into the agent's requests
 	// once it loads the skills its rules name. Nil activates nothing.
 	Activation *Activation
+	// WrapCall, when set, is called around each call of an answer, in the
+	// goroutine that runs it: run runs the call (its checks and handler)
+	// with the context given, and what WrapCall returns is the call's
+	// outcome — so it can time the call, trace it, look at or replace its
+	// result, or fail it (an error stops the answer, as a handler's does).
+	WrapCall func(ctx context.Context, call session.ToolCall, run func(context.Context) (tools.Result, error)) (tools.Result, error)
 }
 
 // Conversation is one agent's handle on a stored session. It is safe for

@@ -189,7 +189,7 @@ func (c *Conversation) run(ctx context.Context, calls []session.ToolCall, ts []t
 		return results, nil
 	case 1:
 		// One call runs here: a goroutine would cost more than the call.
-		res, err := runOne(ctx, calls[0], ts, base)
+		res, err := c.runCall(ctx, calls[0], ts, base)
 		if err != nil {
 			return nil, fmt.Errorf("conversation: %s: %w", callName(0, calls[0]), err)
 		}
@@ -210,7 +210,7 @@ func (c *Conversation) run(ctx context.Context, calls []session.ToolCall, ts []t
 				return
 			}
 			defer func() { <-sem }()
-			res, err := runOne(ctx, call, ts, base)
+			res, err := c.runCall(ctx, call, ts, base)
 			if err != nil {
 				cancel(fmt.Errorf("conversation: %s: %w", callName(i, call), err))
 				return
@@ -226,6 +226,14 @@ func (c *Conversation) run(ctx context.Context, calls []session.ToolCall, ts []t
 }
 
 // runOne runs one call; a panic in the handler is an error, not a crash.
+// runCall runs one call, through Options.WrapCall when it is set.
+func (c *Conversation) runCall(ctx context.Context, call session.ToolCall, ts []tools.Tool, base tools.Call) (tools.Result, error) {
+	if c.opts.WrapCall == nil {
+		return runOne(ctx, call, ts, base)
+	}
+	return c.opts.WrapCall(ctx, call, func(ctx context.Context) (tools.Result, error) { return runOne(ctx, call, ts, base) })
+}
+
 func runOne(ctx context.Context, call session.ToolCall, ts []tools.Tool, base tools.Call) (res tools.Result, err error) {
 	i := slices.IndexFunc(ts, func(t tools.Tool) bool { return t.Name == call.Name })
 	if i < 0 {
