@@ -123,6 +123,17 @@ type Options struct {
 	// against its schema, as far as the provider enforces it. Nil asks
 	// for text.
 	Output *model.OutputSchema
+	// CacheKey is sent with every request as the provider's prompt-cache
+	// key (model.Request.CacheKey), so requests that share a prefix reach
+	// the same cache; WithCacheKey overrides it for a run (a per-user or
+	// per-session key, say). Empty sends none.
+	CacheKey string
+	// Temperature is the sampling temperature of every request; nil
+	// leaves it to the provider.
+	Temperature *float64
+	// MaxTokens bounds the tokens of each answer; nil leaves it to the
+	// provider.
+	MaxTokens *int
 	// TracerProvider receives the run's spans: "invoke_agent <name>" per
 	// Run, and under it "chat <model>" per model request and
 	// "execute_tool <tool>" per tool result, with the GenAI semantic
@@ -288,9 +299,16 @@ type RunOption func(*runConfig)
 
 // runConfig is what the run options set.
 type runConfig struct {
-	loads []loadstate.Declaration
-	open  []skillkit.OpenOption
-	state map[string]any
+	loads    []loadstate.Declaration
+	open     []skillkit.OpenOption
+	state    map[string]any
+	cacheKey *string
+}
+
+// WithCacheKey sends key as the prompt-cache key of this run's requests,
+// instead of Options.CacheKey.
+func WithCacheKey(key string) RunOption {
+	return func(c *runConfig) { c.cacheKey = &key }
 }
 
 // WithTools adds tools to this run's requests, after the agent's own.
@@ -539,7 +557,7 @@ func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig
 	for step := 1; step <= a.opts.MaxSteps; step++ {
 		span.SetAttributes(attrSteps.Int(step))
 		cur.Store(int64(step))
-		resp, req, err := a.step(ctx, conv, step, emit)
+		resp, req, err := a.step(ctx, conv, step, rc, emit)
 		if err != nil {
 			return err
 		}
@@ -651,7 +669,7 @@ func (a *Agent) callTool(ctx context.Context, tc ToolCall, run func(context.Cont
 // step builds the next request (compacting the history first when it is
 // over the budget) and asks the model, between the model callbacks. It
 // returns the answer and the request it answered.
-func (a *Agent) step(ctx context.Context, conv *conversation.Conversation, step int, emit func(Event) error) (*model.Response, *model.Request, error) {
+func (a *Agent) step(ctx context.Context, conv *conversation.Conversation, step int, rc runConfig, emit func(Event) error) (*model.Response, *model.Request, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("agent %q: step %d: %w", a.name, step, err)
 	}
@@ -672,7 +690,11 @@ func (a *Agent) step(ctx context.Context, conv *conversation.Conversation, step 
 			return nil, nil, err
 		}
 	}
-	mreq := &model.Request{Messages: req.Messages, Tools: req.Tools, Output: a.opts.Output}
+	mreq := &model.Request{Messages: req.Messages, Tools: req.Tools, Output: a.opts.Output,
+		CacheKey: a.opts.CacheKey, Temperature: a.opts.Temperature, MaxTokens: a.opts.MaxTokens}
+	if rc.cacheKey != nil {
+		mreq.CacheKey = *rc.cacheKey
+	}
 	call := ModelCall{Agent: a.name, SessionID: conv.ID(), Step: step, Request: mreq, store: a.kit.Store()}
 	if a.opts.BeforeModel != nil {
 		if err := a.opts.BeforeModel(ctx, call); err != nil {

@@ -364,3 +364,24 @@ func schemaOf(t *testing.T) *jsonschema.Schema {
 	t.Helper()
 	return &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"rows": {Type: "integer"}}}
 }
+
+// TestRequestOptions: the cache key, temperature and answer bound reach
+// every request; WithCacheKey overrides the key for one run.
+func TestRequestOptions(t *testing.T) {
+	kit, _ := kitOf(t, skillkit.Options{})
+	temp, max := 0.2, 300
+	a := newAgent(t, kit, "assistant", script(t,
+		scripted.Step{Expect: &scripted.Expect{CacheKey: "agent-key"}, Text: "one"},
+		scripted.Step{Expect: &scripted.Expect{CacheKey: "user-7"}, Text: "two"},
+	), &agent.Options{CacheKey: "agent-key", Temperature: &temp, MaxTokens: &max})
+	evs, err := run(a.Run(t.Context(), "", "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := evs[1].Request; *r.Temperature != 0.2 || *r.MaxTokens != 300 {
+		t.Fatalf("request %+v", r)
+	}
+	if _, err := run(a.Run(t.Context(), evs[0].SessionID, "again", agent.WithCacheKey("user-7"))); err != nil {
+		t.Fatal(err)
+	}
+}
