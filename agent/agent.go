@@ -106,6 +106,12 @@ var (
 	// cannot see or whose instructions cannot be read. It is
 	// loadstate.ErrSkillUnavailable.
 	ErrSkillUnavailable = loadstate.ErrSkillUnavailable
+	// ErrSkillLoadingUnsupported: a run declares loads (WithSkillLoads)
+	// for an agent that loads no skills — its tools hold none of the
+	// skill tools that load instructions (skill, skill_load,
+	// skill_select_docs), so nothing would keep or show them. Nothing is
+	// recorded and the model is not asked.
+	ErrSkillLoadingUnsupported = errors.New("agent: the agent does not load skills")
 )
 
 // Options configures an Agent. A nil *Options, like the zero value, means
@@ -536,6 +542,11 @@ func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig
 		}
 		return nil
 	}
+	if len(rc.loads) > 0 {
+		if err := a.checkLoading(ctx, conv); err != nil {
+			return err
+		}
+	}
 	// The declared loads are checked before anything is recorded, then
 	// recorded with the message that starts the turn, in one append.
 	user, declared, err := conv.UserDeclare(ctx, message, rc.loads)
@@ -596,6 +607,22 @@ func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig
 		}
 	}
 	return fmt.Errorf("%w: agent %q stopped after %d steps", ErrMaxSteps, a.name, a.opts.MaxSteps)
+}
+
+// checkLoading reports ErrSkillLoadingUnsupported when the agent offers
+// none of the tools that load a skill's instructions.
+func (a *Agent) checkLoading(ctx context.Context, conv *conversation.Conversation) error {
+	ts, err := conv.Tools(ctx)
+	if err != nil {
+		return fmt.Errorf("agent %q: %w", a.name, err)
+	}
+	for _, t := range ts {
+		switch t.Builtin() {
+		case tools.SkillName, tools.LoadName, tools.SelectDocsName:
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: agent %q offers none of %s, %s, %s; declare loads only for an agent with skill tools", ErrSkillLoadingUnsupported, a.name, tools.SkillName, tools.LoadName, tools.SelectDocsName)
 }
 
 // runnerTools are the tools the runner adds to the kit's for this agent:

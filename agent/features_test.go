@@ -14,6 +14,7 @@ import (
 	"github.com/skillkit/skillkit"
 	"github.com/skillkit/skillkit/agent"
 	"github.com/skillkit/skillkit/assembly"
+	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/model"
 	"github.com/skillkit/skillkit/model/scripted"
 	"github.com/skillkit/skillkit/registry"
@@ -383,5 +384,24 @@ func TestRequestOptions(t *testing.T) {
 	}
 	if _, err := run(a.Run(t.Context(), evs[0].SessionID, "again", agent.WithCacheKey("user-7"))); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSkillLoadingUnsupported: declared loads for an agent without the
+// tools that load skills are refused before anything is recorded.
+func TestSkillLoadingUnsupported(t *testing.T) {
+	kit, store := kitOf(t, skillkit.Options{Agent: skillkit.AgentOptions{SkillTools: []string{tools.ListDocsName, tools.ReadName}}})
+	m := script(t, scripted.Step{Text: "never"})
+	a := newAgent(t, kit, "assistant", m, nil)
+	s, err := store.Create(t.Context(), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = run(a.Run(t.Context(), s.ID, "hi", agent.WithSkillLoads(loadstate.Declaration{Skill: "csv-stats"})))
+	if !errors.Is(err, agent.ErrSkillLoadingUnsupported) || !strings.Contains(err.Error(), "offers none of skill, skill_load, skill_select_docs") {
+		t.Fatalf("err %v", err)
+	}
+	if evs := events(t, store, s.ID); len(evs) != 0 || m.Played() != 0 {
+		t.Fatalf("recorded %d events, asked the model %d times", len(evs), m.Played())
 	}
 }
