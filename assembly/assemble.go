@@ -52,6 +52,11 @@ type Input struct {
 	// Summary, when not empty, is a session summary that stands in for
 	// the events before From; it follows the system message.
 	Summary string
+	// AfterSummary are indexes of events (from From on) sent right after
+	// the summary rather than at their place in the history: the catalog
+	// a compaction published anew belongs before the history it precedes,
+	// not after the events kept verbatim. Ignored without a Summary.
+	AfterSummary []int
 }
 
 // Assemble builds the next request. It reads files only through the
@@ -128,10 +133,17 @@ func (a *assembler) build() *Request {
 	if system != "" {
 		req.Messages = append(req.Messages, Message{Role: "system", Content: system})
 	}
+	events := a.in.Session.Events
+	hoisted := map[int]bool{}
 	if a.in.Summary != "" {
 		req.Messages = append(req.Messages, Message{Role: "system", Content: SummaryHeader + "\n" + a.in.Summary})
+		for _, i := range a.in.AfterSummary {
+			if i >= a.in.From && i < len(events) && !hoisted[i] && a.visible(events[i]) {
+				hoisted[i] = true
+				req.Messages = append(req.Messages, a.message(i, events[i]))
+			}
+		}
 	}
-	events := a.in.Session.Events
 	fallback := a.fallbacks() // event index (-1: at the start) → skills
 	if items := fallback[-1]; len(items) > 0 {
 		req.Messages = append(req.Messages, a.fallbackMessage(items))
@@ -139,7 +151,7 @@ func (a *assembler) build() *Request {
 	ids := callIDs{seen: map[string]bool{}}
 	for i := a.in.From; i < len(events); i++ {
 		ev := events[i]
-		if a.visible(ev) {
+		if a.visible(ev) && !hoisted[i] {
 			m := a.message(i, ev)
 			ids.apply(&m)
 			req.Messages = append(req.Messages, m)

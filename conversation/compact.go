@@ -64,7 +64,7 @@ func (c *Conversation) PlanCompaction(ctx context.Context, keepTokens int, count
 	if err != nil {
 		return nil, err
 	}
-	from, previous := c.summaryOf(s.Events)
+	from, previous, _ := c.summaryOf(s.Events)
 	var visible []int // indexes of the agent's events from `from` on
 	for i := from; i < len(s.Events); i++ {
 		if c.visible(s.Events[i]) {
@@ -151,9 +151,10 @@ func (c *Conversation) Compact(ctx context.Context, through int64, summary strin
 }
 
 // summaryOf returns the index of the first event after the agent's
-// latest summary's coverage, and that summary's text (0 and "" when it
-// has none).
-func (c *Conversation) summaryOf(events []session.Event) (from int, text string) {
+// latest summary's coverage, that summary's text (0 and "" when it has
+// none) and the index of the catalog Compact published with it (-1 when
+// none), which requests send right after the summary.
+func (c *Conversation) summaryOf(events []session.Event) (from int, text string, catalog int) {
 	for i := len(events) - 1; i >= 0; i-- {
 		ev := events[i]
 		if ev.Kind != session.KindSummary || ev.Agent != c.agent {
@@ -162,9 +163,15 @@ func (c *Conversation) summaryOf(events []session.Event) (from int, text string)
 		for from < len(events) && events[from].Seq <= ev.Summarizes {
 			from++
 		}
-		return from, ev.Text
+		catalog = -1
+		if n := i + 1; n < len(events) && events[n].Kind == session.KindContext && events[n].Agent == c.agent {
+			if _, ok := events[n].StateDelta[assembly.CatalogStateKey(c.agent)]; ok {
+				catalog = n
+			}
+		}
+		return from, ev.Text, catalog
 	}
-	return 0, ""
+	return 0, "", -1
 }
 
 // visible reports whether an event is part of the agent's history: the

@@ -86,16 +86,17 @@ func TestCompactAcrossTurns(t *testing.T) {
 		if msgs[0].Content != "Be brief." || !strings.HasPrefix(msgs[1].Content, assembly.SummaryHeader+"\nThe user asked two questions") {
 			t.Fatalf("request starts %q, %q", msgs[0].Content, msgs[1].Content)
 		}
-		// The catalog is published again, after the summary event.
-		if last := msgs[len(msgs)-1]; !strings.Contains(last.Content, "<system-reminder>") {
-			t.Fatalf("the catalog is not published again after the summary: %q", last.Content)
+		// The catalog is published again and sent right after the
+		// summary, before the history it precedes.
+		if !strings.Contains(msgs[2].Content, "<system-reminder>") || strings.Count(text, "<system-reminder>") != 1 {
+			t.Fatalf("the catalog is not sent once, right after the summary:\n%s", text)
 		}
 		if strings.Contains(text, "first question") || !strings.Contains(text, "second answer") {
 			t.Fatalf("request after compaction:\n%s", text)
 		}
 		// beta, shown in the current turn, is shown again since its result
 		// was cut; alpha, of the earlier turn, is condensed by the summary.
-		if !strings.Contains(msgs[2].Content, assembly.FallbackHeader) || !strings.Contains(msgs[2].Content, "# Beta") || strings.Contains(text, "# Alpha") {
+		if !strings.Contains(msgs[3].Content, assembly.FallbackHeader) || !strings.Contains(msgs[3].Content, "# Beta") || strings.Contains(text, "# Alpha") {
 			t.Fatalf("fallback after compaction:\n%s", text)
 		}
 		// Compacting the same history again is stale; so is the future.

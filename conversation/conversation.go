@@ -408,8 +408,12 @@ func (c *Conversation) Request(ctx context.Context) (*assembly.Request, error) {
 		return nil, err
 	}
 	// The agent's latest summary stands in for the events it covers.
-	from, summary := c.summaryOf(s.Events)
+	from, summary, cat := c.summaryOf(s.Events)
+	var after []int
+	if cat >= 0 {
+		after = []int{cat}
+	}
 	return assembly.Assemble(ctx, assembly.Input{System: c.opts.System, Session: s, Agent: c.agent, Skills: c.skills(ctx), Tools: ts,
-		From: from, Summary: summary},
+		From: from, Summary: summary, AfterSummary: after},
 		&assembly.Options{Placement: c.opts.Placement, FallbackOnSummary: c.opts.FallbackOnSummary})
 }
