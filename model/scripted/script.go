@@ -31,6 +31,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillkit/skillkit/assembly"
 	"github.com/skillkit/skillkit/model"
 	"github.com/skillkit/skillkit/session"
 )
@@ -143,6 +144,11 @@ type Expect struct {
 	LastRole string `json:"last_role,omitempty"`
 	// LastContains must occur in the last message's content.
 	LastContains string `json:"last_contains,omitempty"`
+	// Contains must each occur in some message's content.
+	Contains []string `json:"contains,omitempty"`
+	// Lacks must each occur in no message's content: what the request
+	// must not show (another agent's skill, say).
+	Lacks []string `json:"lacks,omitempty"`
 	// ToolResults are the call IDs the trailing tool messages answer, in
 	// order: the calls of the previous answer, round-tripped.
 	ToolResults []string `json:"tool_results,omitempty"`
@@ -268,6 +274,16 @@ func (e *Expect) Check(req *model.Request) error {
 		}
 		if !strings.Contains(last.Content, e.LastContains) {
 			return fmt.Errorf("expected the last message to contain %q, it is %q", e.LastContains, last.Content)
+		}
+	}
+	for _, want := range e.Contains {
+		if !slices.ContainsFunc(req.Messages, func(m assembly.Message) bool { return strings.Contains(m.Content, want) }) {
+			return fmt.Errorf("expected a message containing %q, none does", want)
+		}
+	}
+	for _, never := range e.Lacks {
+		if i := slices.IndexFunc(req.Messages, func(m assembly.Message) bool { return strings.Contains(m.Content, never) }); i >= 0 {
+			return fmt.Errorf("expected no message containing %q, message %d (%s) does", never, i+1, req.Messages[i].Role)
 		}
 	}
 	if e.ToolResults != nil {
