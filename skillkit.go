@@ -105,6 +105,13 @@ type AgentOptions struct {
 	MaxLoaded int
 	// Catalog configures the skill catalog the agent is shown.
 	Catalog assembly.CatalogOptions
+	// FallbackOnSummary shows the skills loaded before the current turn
+	// again, in the "Loaded skill context:" message, once a compaction
+	// summarised their loads away (conversation.Options.FallbackOnSummary).
+	// By default only the current turn's loads are shown again, and the
+	// summary stands for the rest — which, under the session lifetime,
+	// leaves earlier skills loaded but their instructions unseen.
+	FallbackOnSummary bool
 	// SkillTools names the skill tools the agent offers, in order: any of
 	// tools.DefaultNames and, when Options.Exec is set, workspace_exec.
 	// Nil offers them all (workspace_exec last); tools.DefaultNames() is
@@ -357,7 +364,7 @@ func convOptions(o AgentOptions, all []tools.Tool, skills func(context.Context) 
 	}
 	return &conversation.Options{Skills: skills, Tools: set, System: o.System, Lifetime: o.Lifetime,
 		Placement: o.Placement, MaxLoaded: o.MaxLoaded, Catalog: o.Catalog, MaxParallel: o.MaxParallel,
-		Activation: o.Activation}
+		Activation: o.Activation, FallbackOnSummary: o.FallbackOnSummary}
 }
 
 // AgentOptions returns the options the kit applies to the named agent:

@@ -95,6 +95,8 @@ func TestNewChecksEveryOption(t *testing.T) {
 			"Options.Agent.SkillTools is empty; leave it nil"},
 		{"guidance text without its mode", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{Catalog: assembly.CatalogOptions{Guidance: assembly.Guidance{Text: "x"}}}},
 			"skillkit: Options.Agent.Catalog.Guidance.Text is set but Guidance.Mode is not GuidanceReplace"},
+		{"exec guidance in the reminder format", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{Catalog: assembly.CatalogOptions{Guidance: assembly.Guidance{Exec: "- x"}}}},
+			"Options.Agent.Catalog.Guidance.Exec is set, but only the list format"},
 		{"activation of an unknown set", skillkit.Options{Roots: []string{root}, Agents: map[string]skillkit.AgentOptions{"helper": {
 			Activation: &skillkit.Activation{Rules: []skillkit.ActivationRule{{Skill: "alpha", Sets: []string{"files"}}}}}}},
 			`skillkit: Options.Agents["helper"].Activation.Rules[0].Sets[0] names "files", which is not in Activation.Sets`},
@@ -385,6 +387,39 @@ func TestOpenOptions(t *testing.T) {
 	} {
 		if _, err := k.Open(t.Context(), "", "main", tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Open: %v; want %q", err, tc.want)
+		}
+	}
+}
+
+// TestFallbackOnSummaryThroughTheKit: with the agent's FallbackOnSummary,
+// a skill loaded in an earlier turn is shown again after a compaction.
+func TestFallbackOnSummaryThroughTheKit(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		k := newKit(t, skillkit.Options{Roots: []string{skills(t)}, Agent: skillkit.AgentOptions{Lifetime: loadstate.Session, FallbackOnSummary: on}})
+		c, err := k.Open(t.Context(), "", "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = c.User(t.Context(), "first")
+		if _, err := c.Respond(t.Context(), skillkit.Assistant{Calls: []skillkit.ToolCall{{ID: "1", Name: tools.LoadName, Arguments: `{"skill":"alpha"}`}}}); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = c.Respond(t.Context(), skillkit.Assistant{Text: "done"})
+		_, _ = c.User(t.Context(), "second")
+		p, err := c.PlanCompaction(t.Context(), 0, func(s string) (int, error) { return len(s), nil })
+		if err != nil || p == nil {
+			t.Fatalf("plan %v %v", p, err)
+		}
+		if _, err := c.Compact(t.Context(), p.Through, "Summary."); err != nil {
+			t.Fatal(err)
+		}
+		req, err := c.Request(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		shown := strings.Contains(req.Text(), "# alpha")
+		if shown != on {
+			t.Fatalf("FallbackOnSummary %v: the earlier turn's skill shown %v", on, shown)
 		}
 	}
 }

@@ -186,15 +186,27 @@ type Options struct {
 	// Compaction, when set, keeps each request within a token budget by
 	// summarising the older history first. Nil never compacts.
 	Compaction *Compaction
-	// FencedCode runs the shell and Python code blocks of an answer that
-	// calls no tool, through workspace_exec in the session's workspace,
-	// as calls the runtime makes for the model, and asks the model again
-	// with their results. Off by default: code in a reply is most often
-	// an illustration for the reader, and running it unasked executes
-	// model output that no tool schema checked. It needs workspace_exec
-	// (skillkit.Options.Exec), which keeps the code in the sandbox.
-	FencedCode bool
+	// FencedCode, when set, runs the shell and Python code blocks of an
+	// answer that calls no tool, through workspace_exec in the session's
+	// workspace, as calls the runtime makes for the model, and asks the
+	// model again with their results. Nil, the default, runs nothing: code
+	// in a reply is most often an illustration for the reader, and running
+	// it unasked executes model output that no tool schema checked. It
+	// needs workspace_exec (skillkit.Options.Exec), which keeps the code in
+	// the sandbox.
+	FencedCode *FencedCode
 }
+
+// FencedCode configures the running of code blocks in answers.
+type FencedCode struct {
+	// MaxRounds bounds the answers of one run whose code is run; 0 means
+	// DefaultFencedRounds. A later answer with code ends the run as a text
+	// answer, so a model that keeps illustrating still answers.
+	MaxRounds int
+}
+
+// DefaultFencedRounds is FencedCode.MaxRounds when 0.
+const DefaultFencedRounds = 3
 
 // ToolCall is what the tool callbacks see of one call.
 type ToolCall struct {
@@ -223,6 +235,8 @@ type Agent struct {
 	compact *compactor
 	// execName is the name workspace_exec goes by, for FencedCode.
 	execName string
+	// locks serialise the agent's runs as a tool per session (AsTool).
+	locks sessionLocks
 }
 
 // New returns the agent name of kit, answered by m. The agent's
@@ -260,7 +274,15 @@ func New(kit *skillkit.Kit, name string, m model.Model, opts *Options) (*Agent, 
 		return nil, fmt.Errorf("agent %q: Options.%w", name, err)
 	}
 	execName := ""
-	if o.FencedCode {
+	if o.FencedCode != nil {
+		fc := *o.FencedCode
+		switch {
+		case fc.MaxRounds < 0:
+			return nil, fmt.Errorf("agent %q: Options.FencedCode.MaxRounds is %d; use 0 for %d or a positive count", name, fc.MaxRounds, DefaultFencedRounds)
+		case fc.MaxRounds == 0:
+			fc.MaxRounds = DefaultFencedRounds
+		}
+		o.FencedCode = &fc
 		ts, err := kit.Tools(context.Background(), name)
 		if err != nil {
 			return nil, fmt.Errorf("agent %q: %w", name, err)
@@ -496,7 +518,7 @@ func (a *Agent) Run(ctx context.Context, sessionID, message string, opts ...RunO
 		o(&rc)
 	}
 	return func(yield func(Event, error) bool) {
-		ctx, span := a.startRun(ctx)
+		ctx, span := a.startRun(withChain(ctx, a.name))
 		err := a.run(ctx, sessionID, message, rc, yield)
 		if errors.Is(err, errStopped) {
 			span.SetAttributes(attrStopped.Bool(true))
@@ -565,10 +587,12 @@ func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig
 		}
 	}
 	var total model.Usage
+	fenced := 0 // answers whose code ran
 	for step := 1; step <= a.opts.MaxSteps; step++ {
 		span.SetAttributes(attrSteps.Int(step))
 		cur.Store(int64(step))
-		resp, req, err := a.step(ctx, conv, step, rc, emit)
+		resp, req, spent, err := a.step(ctx, conv, step, rc, emit)
+		total = total.Add(spent) // a compaction's summarising request
 		if err != nil {
 			return err
 		}
@@ -576,10 +600,13 @@ func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig
 			return fmt.Errorf("agent %q: step %d: the answer arrived after the run was cancelled and was not recorded: %w", a.name, step, err)
 		}
 		answer := resp.Assistant()
-		if a.opts.FencedCode && len(answer.Calls) == 0 {
-			// The runtime runs the answer's code for the model, recorded
-			// as the calls that did it.
-			answer.Calls = fencedCalls(answer.Text, a.execName)
+		// The runtime runs the answer's code for the model, recorded as
+		// the calls that did it; never the code of an answer cut at the
+		// token limit, whose last command may be cut too.
+		if fc := a.opts.FencedCode; fc != nil && len(answer.Calls) == 0 && fenced < fc.MaxRounds && resp.FinishReason != model.FinishLength {
+			if answer.Calls = fencedCalls(answer.Text, a.execName); len(answer.Calls) > 0 {
+				fenced++
+			}
 		}
 		rec, err := conv.Respond(ctx, answer)
 		if err != nil {
@@ -600,7 +627,7 @@ func (a *Agent) run(ctx context.Context, sessionID, message string, rc runConfig
 			if err := emit(Event{Kind: KindTransfer, Step: step, Text: to.name}); err != nil {
 				return err
 			}
-			return a.handOff(ctx, to, id, message, yield)
+			return a.handOff(ctx, to, id, message, rc, total, yield)
 		}
 		if len(answer.Calls) == 0 {
 			return emit(Event{Kind: KindAnswer, Step: step, Text: rec.Events[0].Text, Usage: total})
@@ -653,10 +680,19 @@ func (a *Agent) transferred(rec *conversation.Step) *Agent {
 
 // handOff runs the sub-agent's turn on the user's message in the same
 // session and yields its events as the run's.
-func (a *Agent) handOff(ctx context.Context, to *Agent, id, message string, yield func(Event, error) bool) error {
-	for ev, err := range to.Run(ctx, id, message) {
+//
+// The sub-agent gets the run's options but its declared loads, which were
+// the caller's; its answer carries the usage of the whole run, the
+// caller's steps included.
+func (a *Agent) handOff(ctx context.Context, to *Agent, id, message string, rc runConfig, used model.Usage, yield func(Event, error) bool) error {
+	sub := rc
+	sub.loads = nil
+	for ev, err := range to.Run(ctx, id, message, func(c *runConfig) { *c = sub }) {
 		if err != nil {
 			return fmt.Errorf("agent %q: transfer to %q: %w", a.name, to.name, err)
+		}
+		if ev.Kind == KindAnswer {
+			ev.Usage = ev.Usage.Add(used)
 		}
 		if !yield(ev, nil) {
 			return errStopped
@@ -696,25 +732,29 @@ func (a *Agent) callTool(ctx context.Context, tc ToolCall, run func(context.Cont
 // step builds the next request (compacting the history first when it is
 // over the budget) and asks the model, between the model callbacks. It
 // returns the answer and the request it answered.
-func (a *Agent) step(ctx context.Context, conv *conversation.Conversation, step int, rc runConfig, emit func(Event) error) (*model.Response, *model.Request, error) {
+//
+// spent is the usage of a compaction's summarising request, which the
+// run's usage counts.
+func (a *Agent) step(ctx context.Context, conv *conversation.Conversation, step int, rc runConfig, emit func(Event) error) (resp *model.Response, _ *model.Request, spent model.Usage, err error) {
 	if err := ctx.Err(); err != nil {
-		return nil, nil, fmt.Errorf("agent %q: step %d: %w", a.name, step, err)
+		return nil, nil, spent, fmt.Errorf("agent %q: step %d: %w", a.name, step, err)
 	}
 	// The catalog needs no publishing here: User publishes it when the
 	// turn starts, and Respond appends a replacement after any answer
 	// during which the skill set changed.
 	req, err := conv.Request(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("agent %q: step %d: building the request: %w", a.name, step, err)
+		return nil, nil, spent, fmt.Errorf("agent %q: step %d: building the request: %w", a.name, step, err)
 	}
 	req, done, err := a.compact.maybeCompact(ctx, conv, req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("agent %q: step %d: %w", a.name, step, err)
+		return nil, nil, spent, fmt.Errorf("agent %q: step %d: %w", a.name, step, err)
 	}
 	if done != nil {
+		spent = done.usage
 		if err := emit(Event{Kind: KindCompaction, Step: step, Text: done.summary, Usage: done.usage,
 			Tokens: [2]int{done.before, done.after}, Record: done.event}); err != nil {
-			return nil, nil, err
+			return nil, nil, spent, err
 		}
 	}
 	mreq := &model.Request{Messages: req.Messages, Tools: req.Tools, Output: a.opts.Output,
@@ -725,17 +765,17 @@ func (a *Agent) step(ctx context.Context, conv *conversation.Conversation, step 
 	call := ModelCall{Agent: a.name, SessionID: conv.ID(), Step: step, Request: mreq, store: a.kit.Store()}
 	if a.opts.BeforeModel != nil {
 		if err := a.opts.BeforeModel(ctx, call); err != nil {
-			return nil, nil, fmt.Errorf("agent %q: step %d: Options.BeforeModel: %w", a.name, step, err)
+			return nil, nil, spent, fmt.Errorf("agent %q: step %d: Options.BeforeModel: %w", a.name, step, err)
 		}
 	}
-	resp, err := a.ask(ctx, call, emit)
+	resp, err = a.ask(ctx, call, emit)
 	if errors.Is(err, errStopped) || a.opts.AfterModel == nil {
-		return resp, call.Request, err
+		return resp, call.Request, spent, err
 	}
 	if aerr := a.opts.AfterModel(ctx, call, resp, err); aerr != nil {
-		return nil, nil, fmt.Errorf("agent %q: step %d: Options.AfterModel: %w", a.name, step, aerr)
+		return nil, nil, spent, fmt.Errorf("agent %q: step %d: Options.AfterModel: %w", a.name, step, aerr)
 	}
-	return resp, call.Request, err
+	return resp, call.Request, spent, err
 }
 
 // ask sends the request to the model in its span, streaming the text

@@ -19,7 +19,12 @@ import (
 // agent's history is summarised by a model into a summary event, which
 // later requests send in its place. Skills stay loaded through it; the
 // ones the current turn loaded are shown again when their results were
-// summarised away, and the catalog is published anew.
+// summarised away (those of earlier turns only with the agent's
+// FallbackOnSummary), and the catalog is published anew. A compaction
+// that would take out less than the excess, or less than a quarter of the
+// budget when the excess is larger, is not made: what is over the budget
+// then is what stays (the newest answer's results, the tools), and
+// summarising again every step would only cost requests.
 type Compaction struct {
 	// MaxTokens is the budget of one request — its messages and tools as
 	// sent, counted with the o200k_base encoding. It must be positive.
@@ -120,6 +125,14 @@ func (c *compactor) maybeCompact(ctx context.Context, conv *conversation.Convers
 	if err != nil || plan == nil {
 		return req, nil, err
 	}
+	// A summary must take out enough to matter — the excess, or a quarter
+	// of the budget when the excess is more than that. Otherwise what is
+	// over the budget is what stays (the newest answer's own results, the
+	// tools and instructions), and compacting would cost a model request
+	// every step for nothing; the request goes as it is.
+	if plan.Tokens < min(before-c.MaxTokens, c.MaxTokens/4) {
+		return req, nil, nil
+	}
 	resp, err := c.Model.Generate(ctx, &model.Request{Messages: []assembly.Message{
 		{Role: "system", Content: c.Prompt},
 		{Role: "user", Content: "Summarise this conversation:\n\n" + plan.Transcript},
@@ -132,6 +145,12 @@ func (c *compactor) maybeCompact(ctx context.Context, conv *conversation.Convers
 		return nil, nil, errors.New("compaction: the summarising model answered with no text")
 	}
 	ev, err := conv.Compact(ctx, plan.Through, summary)
+	if errors.Is(err, conversation.ErrStaleCompaction) {
+		// Another run compacted this history meanwhile: its summary
+		// stands; build the request on it.
+		next, err := conv.Request(ctx)
+		return next, nil, err
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("compaction: %w", err)
 	}

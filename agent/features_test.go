@@ -3,7 +3,9 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"slices"
 	"strings"
@@ -234,7 +236,7 @@ func TestFencedCode(t *testing.T) {
 	a := newAgent(t, kit, "assistant", script(t,
 		scripted.Step{Text: answer},
 		scripted.Step{Expect: &scripted.Expect{LastRole: "tool", LastContains: "fenced-42"}, Text: "It printed fenced-42."},
-	), &agent.Options{FencedCode: true})
+	), &agent.Options{FencedCode: &agent.FencedCode{}})
 	evs, err := run(a.Run(t.Context(), "", "compute"))
 	if err != nil {
 		t.Fatal(err)
@@ -257,8 +259,29 @@ func TestFencedCode(t *testing.T) {
 		t.Fatalf("without FencedCode: %v %v", kinds(evs), err)
 	}
 	noExec, _ := kitOf(t, skillkit.Options{})
-	if _, err := agent.New(noExec, "assistant", script(t), &agent.Options{FencedCode: true}); err == nil || !strings.Contains(err.Error(), "Options.FencedCode needs workspace_exec") {
+	if _, err := agent.New(noExec, "assistant", script(t), &agent.Options{FencedCode: &agent.FencedCode{}}); err == nil || !strings.Contains(err.Error(), "Options.FencedCode needs workspace_exec") {
 		t.Fatalf("FencedCode without Exec: %v", err)
+	}
+	if _, err := agent.New(kit, "assistant", script(t), &agent.Options{FencedCode: &agent.FencedCode{MaxRounds: -1}}); err == nil || !strings.Contains(err.Error(), "MaxRounds is -1") {
+		t.Fatalf("negative rounds: %v", err)
+	}
+	// An answer cut at the token limit does not run; the rounds are
+	// bounded, and the answer after the last one ends the run.
+	cut := newAgent(t, kit, "assistant", script(t, scripted.Step{Text: "```sh\necho cut\n```\n", FinishReason: model.FinishLength}),
+		&agent.Options{FencedCode: &agent.FencedCode{}})
+	if evs, err := run(cut.Run(t.Context(), "", "compute")); err != nil || evs[len(evs)-1].Kind != agent.KindAnswer || len(evs) != 3 {
+		t.Fatalf("a cut answer: %v %v", kinds(evs), err)
+	}
+	again := scripted.Step{Text: "```sh\necho 3\n```\n"}
+	loop := newAgent(t, kit, "assistant", script(t, again, again, again), &agent.Options{FencedCode: &agent.FencedCode{MaxRounds: 2}})
+	evs, err = run(loop.Run(t.Context(), "", "compute"))
+	if err != nil || evs[len(evs)-1].Kind != agent.KindAnswer || strings.Count(strings.Join(func() (k []string) {
+		for _, e := range evs {
+			k = append(k, e.Kind.String())
+		}
+		return k
+	}(), " "), "tool_result") != 2 {
+		t.Fatalf("rounds at the limit: %v %v", kinds(evs), err)
 	}
 }
 
@@ -403,5 +426,85 @@ func TestSkillLoadingUnsupported(t *testing.T) {
 	}
 	if evs := events(t, store, s.ID); len(evs) != 0 || m.Played() != 0 {
 		t.Fatalf("recorded %d events, asked the model %d times", len(evs), m.Played())
+	}
+}
+
+// bigTool returns text of about n words.
+func bigTool(name string, n int) tools.Tool {
+	return tools.New(name, "Returns a lot.", func(context.Context, tools.Call, struct{}) (tools.Result, error) {
+		return tools.Result{Text: strings.Repeat("data ", n)}, nil
+	})
+}
+
+// TestCompactionThatCannotHelp: when what is over the budget is the
+// newest answer's own results, which stay, no summary is made and the
+// summarising model is never asked.
+func TestCompactionThatCannotHelp(t *testing.T) {
+	kit, _ := kitOf(t, skillkit.Options{})
+	summarizer := script(t, scripted.Step{Text: "unused"})
+	a := newAgent(t, kit, "assistant", script(t,
+		scripted.Step{Calls: []scripted.Call{call("c1", "big", `{}`)}},
+		scripted.Step{Text: "done"},
+	), &agent.Options{Tools: []tools.Tool{bigTool("big", 3000)}, Compaction: &agent.Compaction{MaxTokens: 2000, KeepTokens: 100, Model: summarizer}})
+	evs, err := run(a.Run(t.Context(), "", "go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(kinds(evs), agent.KindCompaction) || summarizer.Played() != 0 {
+		t.Fatalf("compacted %v, summariser asked %d times", kinds(evs), summarizer.Played())
+	}
+}
+
+// racingSummarizer compacts the session itself before answering, as a
+// concurrent run would, so the runner's own Compact is stale.
+type racingSummarizer struct {
+	kit *skillkit.Kit
+	id  *string
+	n   int
+}
+
+func (r *racingSummarizer) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	r.n++
+	conv, err := r.kit.Open(ctx, *r.id, "assistant")
+	if err != nil {
+		return nil, err
+	}
+	p, err := conv.PlanCompaction(ctx, 0, func(s string) (int, error) { return len(strings.Fields(s)), nil })
+	if err != nil || p == nil {
+		return nil, fmt.Errorf("plan: %v %v", p, err)
+	}
+	if _, err := conv.Compact(ctx, p.Through, "The other run's summary."); err != nil {
+		return nil, err
+	}
+	return &model.Response{Text: "This run's summary."}, nil
+}
+
+func (r *racingSummarizer) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		resp, err := r.Generate(ctx, req)
+		yield(model.Chunk{Response: resp}, err)
+	}
+}
+
+// TestCompactionLosesTheRace: a run whose compaction another run beat
+// builds its request on the winner's summary instead of failing.
+func TestCompactionLosesTheRace(t *testing.T) {
+	kit, store := kitOf(t, skillkit.Options{})
+	s, err := store.Create(t.Context(), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := s.ID
+	r := &racingSummarizer{kit: kit, id: &id}
+	a := newAgent(t, kit, "assistant", script(t,
+		scripted.Step{Text: strings.Repeat("long answer ", 400)},
+		scripted.Step{Expect: &scripted.Expect{Contains: []string{"The other run's summary."}, Lacks: []string{"This run's summary."}}, Text: "ok"},
+	), &agent.Options{Compaction: &agent.Compaction{MaxTokens: 600, Model: r}})
+	if _, err := run(a.Run(t.Context(), id, "first")); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := run(a.Run(t.Context(), id, "second"))
+	if err != nil || r.n != 1 || slices.Contains(kinds(evs), agent.KindCompaction) {
+		t.Fatalf("second run: %v, summariser asked %d times, kinds %v", err, r.n, kinds(evs))
 	}
 }

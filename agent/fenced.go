@@ -15,6 +15,9 @@ type CodeBlock struct {
 	Lang string
 	// Code is the block's content, without the fences.
 	Code string
+	// Closed reports that a closing fence ended the block; an unclosed
+	// block runs to the end of the text (cut off, perhaps).
+	Closed bool
 }
 
 // CodeBlocks returns the fenced code blocks of a Markdown text, in order:
@@ -32,15 +35,15 @@ func CodeBlocks(text string) []CodeBlock {
 			continue
 		}
 		var code strings.Builder
-		j := i + 1
+		j, closed := i+1, false
 		for ; j < len(lines); j++ {
-			if closingFence(lines[j], ch, n) {
+			if closed = closingFence(lines[j], ch, n); closed {
 				break
 			}
 			code.WriteString(lines[j])
 		}
 		lang, _, _ := strings.Cut(strings.TrimSpace(info), " ")
-		out = append(out, CodeBlock{Lang: strings.ToLower(lang), Code: code.String()})
+		out = append(out, CodeBlock{Lang: strings.ToLower(lang), Code: code.String(), Closed: closed})
 		i = j
 	}
 	return out
@@ -91,6 +94,7 @@ func closingFence(line string, ch byte, n int) bool {
 // shellCommand returns the shell command that runs a block of a language
 // fenced code execution runs — shell and Python — and false for others.
 func shellCommand(b CodeBlock) (string, bool) {
+	b.Code = strings.ReplaceAll(b.Code, "\r\n", "\n")
 	switch b.Lang {
 	case "bash", "sh", "shell", "zsh":
 		return b.Code, true
@@ -111,12 +115,13 @@ func shellCommand(b CodeBlock) (string, bool) {
 
 // fencedCalls turns the runnable code blocks of an answer into
 // workspace_exec calls, so the run records them as calls the runtime made
-// for the model and answers them with their results.
+// for the model and answers them with their results. Only closed blocks
+// run: an unclosed one may be cut off mid-command.
 func fencedCalls(text, execName string) []session.ToolCall {
 	var calls []session.ToolCall
 	for _, b := range CodeBlocks(text) {
 		cmd, ok := shellCommand(b)
-		if !ok || strings.TrimSpace(b.Code) == "" {
+		if !ok || !b.Closed || strings.TrimSpace(b.Code) == "" {
 			continue
 		}
 		args, _ := json.Marshal(struct {

@@ -15,17 +15,17 @@ func TestCodeBlocks(t *testing.T) {
 		want []CodeBlock
 	}{
 		{"none", "plain text\nno fences", nil},
-		{"one bash block", "Run:\n```bash\nls -l\necho hi\n```\nDone.", []CodeBlock{{"bash", "ls -l\necho hi\n"}}},
-		{"info string words and case", "```Python title=x\nprint(1)\n```\n", []CodeBlock{{"python", "print(1)\n"}}},
-		{"tildes and a longer closing fence", "~~~sh\necho ~~\n~~~~\n", []CodeBlock{{"sh", "echo ~~\n"}}},
-		{"a shorter fence does not close", "````\n```\ninner\n```\n````\n", []CodeBlock{{"", "```\ninner\n```\n"}}},
-		{"unclosed block runs to the end", "```bash\necho a\n", []CodeBlock{{"bash", "echo a\n"}}},
-		{"indented up to three spaces", "   ```sh\n   pwd\n   ```\n", []CodeBlock{{"sh", "   pwd\n"}}},
+		{"one bash block", "Run:\n```bash\nls -l\necho hi\n```\nDone.", []CodeBlock{{"bash", "ls -l\necho hi\n", true}}},
+		{"info string words and case", "```Python title=x\nprint(1)\n```\n", []CodeBlock{{"python", "print(1)\n", true}}},
+		{"tildes and a longer closing fence", "~~~sh\necho ~~\n~~~~\n", []CodeBlock{{"sh", "echo ~~\n", true}}},
+		{"a shorter fence does not close", "````\n```\ninner\n```\n````\n", []CodeBlock{{"", "```\ninner\n```\n", true}}},
+		{"unclosed block runs to the end", "```bash\necho a\n", []CodeBlock{{"bash", "echo a\n", false}}},
+		{"indented up to three spaces", "   ```sh\n   pwd\n   ```\n", []CodeBlock{{"sh", "   pwd\n", true}}},
 		{"four spaces is not a fence", "    ```sh\n    pwd\n    ```\n", nil},
-		{"backtick in a backtick info string is not a fence", "```a`b\nx\n```\n", []CodeBlock{{"", ""}}},
-		{"two blocks", "```sh\na\n```\ntext\n```python\nb\n```", []CodeBlock{{"sh", "a\n"}, {"python", "b\n"}}},
-		{"CRLF", "```sh\r\necho x\r\n```\r\n", []CodeBlock{{"sh", "echo x\r\n"}}},
-		{"closing fence with trailing text is content", "```sh\n```x\n```\n", []CodeBlock{{"sh", "```x\n"}}},
+		{"backtick in a backtick info string is not a fence", "```a`b\nx\n```\n", []CodeBlock{{"", "", false}}},
+		{"two blocks", "```sh\na\n```\ntext\n```python\nb\n```", []CodeBlock{{"sh", "a\n", true}, {"python", "b\n", true}}},
+		{"CRLF", "```sh\r\necho x\r\n```\r\n", []CodeBlock{{"sh", "echo x\r\n", true}}},
+		{"closing fence with trailing text is content", "```sh\n```x\n```\n", []CodeBlock{{"sh", "```x\n", true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, CodeBlocks(tc.text)); diff != "" {
@@ -36,10 +36,10 @@ func TestCodeBlocks(t *testing.T) {
 }
 
 func TestFencedCalls(t *testing.T) {
-	text := "```bash\necho hi\n```\n```json\n{\"a\":1}\n```\n```python\nprint('SKILLKIT_PY')\n```\n```sh\n   \n```\n"
+	text := "```bash\necho hi\n```\n```json\n{\"a\":1}\n```\n```python\nprint('SKILLKIT_PY')\n```\n```sh\n   \n```\n```sh\nrm -rf out/ke"
 	calls := fencedCalls(text, "run")
 	if len(calls) != 2 {
-		t.Fatalf("calls %+v; want the bash and python blocks only", calls)
+		t.Fatalf("calls %+v; want the bash and python blocks only (not the blank one, nor the unclosed one)", calls)
 	}
 	var cmds []string
 	for _, c := range calls {

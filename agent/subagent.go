@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/skillkit/skillkit/tools"
 )
@@ -37,6 +38,14 @@ func (a *Agent) AsTool(description string) (tools.Tool, error) {
 		if strings.TrimSpace(in.Request) == "" {
 			return tools.Errorf("Error: request is empty; say what %s should do", a.name), nil
 		}
+		if inChain(ctx, a.name) {
+			return tools.Errorf("Error: agent %s is already working on this request further up; answer it yourself", a.name), nil
+		}
+		// Calls of this agent in one session run one after the other:
+		// each is a turn of the agent's own history, which two at once
+		// would interleave.
+		unlock := a.lockSession(c.SessionID)
+		defer unlock()
 		answer, err := a.answer(ctx, c.SessionID, in.Request)
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -86,6 +95,9 @@ func transferTool(subs []*Agent) tools.Tool {
 		if !slices.Contains(names, in.Agent) {
 			return tools.Errorf("Error: agent_name %q is not one of: %s", in.Agent, strings.Join(names, ", ")), nil
 		}
+		if inChain(ctx, in.Agent) {
+			return tools.Errorf("Error: agent %s already handed this request on; answer it yourself", in.Agent), nil
+		}
 		return tools.Result{Text: transferText(in.Agent)}, nil
 	})
 	return tools.Framework(t)
@@ -94,3 +106,57 @@ func transferTool(subs []*Agent) tools.Tool {
 // transferText is the result of a transfer to name, which the runner
 // recognises.
 func transferText(name string) string { return "transferred to " + name }
+
+// chainKey keys, in a run's context, the agents whose runs enclose it
+// (a caller of an agent tool, the agent that transferred).
+type chainKey struct{}
+
+// withChain returns ctx with name added to the chain of running agents.
+func withChain(ctx context.Context, name string) context.Context {
+	prev, _ := ctx.Value(chainKey{}).([]string)
+	return context.WithValue(ctx, chainKey{}, append(slices.Clip(prev), name))
+}
+
+// inChain reports whether the agent name runs in ctx or encloses it: a
+// call or transfer to it would loop.
+func inChain(ctx context.Context, name string) bool {
+	chain, _ := ctx.Value(chainKey{}).([]string)
+	return slices.Contains(chain, name)
+}
+
+// sessionLocks serialises an agent's tool runs per session.
+type sessionLocks struct {
+	mu    sync.Mutex
+	locks map[string]*sessionLock
+}
+
+type sessionLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// lockSession locks the agent's runs as a tool in session id and returns
+// the unlock; locks of sessions nobody waits for are dropped.
+func (a *Agent) lockSession(id string) func() {
+	l := &a.locks
+	l.mu.Lock()
+	if l.locks == nil {
+		l.locks = map[string]*sessionLock{}
+	}
+	sl := l.locks[id]
+	if sl == nil {
+		sl = &sessionLock{}
+		l.locks[id] = sl
+	}
+	sl.refs++
+	l.mu.Unlock()
+	sl.mu.Lock()
+	return func() {
+		sl.mu.Unlock()
+		l.mu.Lock()
+		if sl.refs--; sl.refs == 0 {
+			delete(l.locks, id)
+		}
+		l.mu.Unlock()
+	}
+}

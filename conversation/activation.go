@@ -3,6 +3,7 @@ package conversation
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/skillkit/skillkit/loadstate"
@@ -75,6 +76,13 @@ func newActivator(a *Activation) (*activator, error) {
 		ts, err := s.Expand()
 		if err != nil {
 			return nil, fmt.Errorf("Activation.Sets[%d]: %w", i, err)
+		}
+		for _, t := range ts {
+			for prev, pts := range x.sets {
+				if slices.ContainsFunc(pts, func(p tools.Tool) bool { return p.Name == t.Name }) {
+					return nil, fmt.Errorf("Activation.Sets[%d]: tool set %q offers %s, as tool set %q does; rename a set or a tool", i, s.Name, t.Name, prev)
+				}
+			}
 		}
 		x.sets[s.Name] = ts
 		x.order = append(x.order, s.Name)
@@ -169,12 +177,8 @@ func (x *activator) compose(base []tools.Tool, acts []loadstate.Activation) []to
 			continue
 		}
 		for _, t := range x.sets[set] {
-			switch {
-			case framework[t.Name]:
+			if framework[t.Name] {
 				x.warn(t.Name, set, "it has the name of a framework tool, which stays")
-				continue
-			case names[t.Name]:
-				x.warn(t.Name, set, "another activated set offers a tool of that name first")
 				continue
 			}
 			names[t.Name] = true

@@ -8,6 +8,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/skillkit/skillkit/assembly"
+	"github.com/skillkit/skillkit/skill"
 
 	"github.com/skillkit/skillkit/conversation"
 	"github.com/skillkit/skillkit/loadstate"
@@ -287,6 +291,8 @@ func TestActivationOptionErrors(t *testing.T) {
 			`Activation.Rules[0].Sets[0] names "nope", which is not in Activation.Sets (registered: [files search])`},
 		{"set twice", conversation.Activation{Sets: append(sets, sets[0])}, `Activation.Sets[2]: a tool set named "files" is registered twice`},
 		{"bad set name", conversation.Activation{Sets: []tools.ToolSet{{Name: "a b"}}}, `Activation.Sets[0]: tools: tool set "a b"`},
+		{"two sets expand to one name", conversation.Activation{Sets: []tools.ToolSet{{Name: "a", Tools: []tools.Tool{plain("b_c")}}, {Name: "a_b", Tools: []tools.Tool{plain("c")}}}},
+			`Activation.Sets[1]: tool set "a_b" offers a_b_c, as tool set "a" does`},
 		{"bad skill", conversation.Activation{Sets: sets, Rules: []conversation.ActivationRule{{Skill: "Alpha", Sets: []string{"files"}}}}, `Activation.Rules[0].Skill "Alpha" is not a skill name`},
 		{"no sets", conversation.Activation{Sets: sets, Rules: []conversation.ActivationRule{{Skill: "alpha"}}}, "Activation.Rules[0].Sets is empty"},
 		{"bad mode", conversation.Activation{Sets: sets, Rules: []conversation.ActivationRule{{Skill: "alpha", Sets: []string{"files"}, Mode: 7}}}, "Activation.Rules[0].Mode 7"},
@@ -308,4 +314,58 @@ func TestActivationOptionErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWrapCallPanics: a wrapper that panics fails its call as a handler's
+// panic does, for one call and for parallel ones, and nothing is
+// recorded.
+func TestWrapCallPanics(t *testing.T) {
+	for _, n := range []int{1, 2} {
+		store := session.NewMemoryStore(nil)
+		c := open(t, store, conversation.Options{Tools: userTools(), WrapCall: func(ctx context.Context, call session.ToolCall, run func(context.Context) (tools.Result, error)) (tools.Result, error) {
+			panic("boom")
+		}}, newSnap(t))
+		do(t, c, "user go")
+		before := len(c.session(t).Events)
+		var calls []session.ToolCall
+		for i := range n {
+			calls = append(calls, session.ToolCall{ID: "c" + string(rune('0'+i)), Name: "calculator"})
+		}
+		_, err := c.Respond(t.Context(), conversation.Assistant{Calls: calls})
+		if err == nil || !strings.Contains(err.Error(), "Options.WrapCall panicked: boom") {
+			t.Fatalf("%d calls: %v", n, err)
+		}
+		if after := len(c.session(t).Events); after != before {
+			t.Fatalf("%d calls: recorded %d events", n, after-before)
+		}
+	}
+}
+
+// TestRenderOutsideTheStoreLock: a catalog renderer may read the store
+// (the session's own state, say): it runs before the append takes the
+// store's lock.
+func TestRenderOutsideTheStoreLock(t *testing.T) {
+	stores(t, func(t *testing.T, store session.Store) {
+		var c *conv
+		reads := 0
+		render := func(ctx context.Context, ss []skill.Summary) string {
+			if _, _, err := store.State(ctx, c.ID()); err != nil {
+				t.Error(err)
+			}
+			reads++
+			return "Skills: " + ss[0].Name
+		}
+		c = open(t, store, conversation.Options{Catalog: assembly.CatalogOptions{Render: render}}, newSnap(t))
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		if _, err := c.User(ctx, "go"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Respond(ctx, conversation.Assistant{Text: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+		if reads < 2 || !strings.Contains(c.session(t).Events[0].Text, "Skills: alpha") {
+			t.Fatalf("renders %d, first event %q", reads, c.session(t).Events[0].Text)
+		}
+	})
 }

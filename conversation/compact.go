@@ -31,6 +31,9 @@ type Compaction struct {
 	Through int64
 	// Events is how many of the agent's events the summary replaces.
 	Events int
+	// Tokens are those events' tokens, as PlanCompaction's count counted
+	// them: what the summary takes out of a request, before adding itself.
+	Tokens int
 	// Previous is the summary the new one replaces, "" when none; it
 	// opens Transcript.
 	Previous string
@@ -83,13 +86,17 @@ func (c *Conversation) PlanCompaction(ctx context.Context, keepTokens int, count
 	if last <= 0 {
 		return nil, nil // nothing before it
 	}
-	cut, used := last, 0
-	for k := len(visible) - 1; k >= 0; k-- {
-		n, err := count(eventText(s.Events[visible[k]]))
+	tokens := make([]int, len(visible))
+	for k, i := range visible {
+		n, err := count(eventText(s.Events[i]))
 		if err != nil {
 			return nil, fmt.Errorf("conversation: PlanCompaction: counting tokens: %w", err)
 		}
-		if used += n; used > keepTokens {
+		tokens[k] = n
+	}
+	cut, used := last, 0
+	for k := len(visible) - 1; k >= 0; k-- {
+		if used += tokens[k]; used > keepTokens {
 			break
 		}
 		if k < last && startsKept(s.Events[visible[k]].Kind) {
@@ -108,7 +115,11 @@ func (c *Conversation) PlanCompaction(ctx context.Context, keepTokens int, count
 			b.WriteString(line + "\n")
 		}
 	}
-	return &Compaction{Through: s.Events[visible[cut]-1].Seq, Events: cut, Previous: previous, Transcript: b.String()}, nil
+	summarized := 0
+	for _, n := range tokens[:cut] {
+		summarized += n
+	}
+	return &Compaction{Through: s.Events[visible[cut]-1].Seq, Events: cut, Tokens: summarized, Previous: previous, Transcript: b.String()}, nil
 }
 
 // startsKept reports whether the kept part of a history may start at an
@@ -130,6 +141,7 @@ func (c *Conversation) Compact(ctx context.Context, through int64, summary strin
 		return session.Event{}, err
 	}
 	snap := c.skills(ctx)
+	co := c.catalogOptions(ctx, snap)
 	evs, err := c.store.AppendFunc(ctx, c.id, func(state map[string]string, lastSeq int64) ([]session.Event, error) {
 		done, _ := strconv.ParseInt(state[SummaryStateKey(c.agent)], 10, 64)
 		switch {
@@ -142,7 +154,7 @@ func (c *Conversation) Compact(ctx context.Context, through int64, summary strin
 			StateDelta: map[string]*string{SummaryStateKey(c.agent): session.Ptr(strconv.FormatInt(through, 10)),
 				assembly.CatalogStateKey(c.agent): nil}}
 		session.ApplyDelta(state, sum.StateDelta)
-		return c.withCatalog(ctx, []session.Event{sum}, state, snap, ts)
+		return c.withCatalog(ctx, []session.Event{sum}, state, snap, ts, co)
 	})
 	if err != nil {
 		return session.Event{}, err

@@ -142,6 +142,9 @@ func (o *Options) Validate() error {
 	if err := o.Catalog.Guidance.Validate(); err != nil {
 		return fmt.Errorf("Catalog.%w", err)
 	}
+	if o.Catalog.Guidance.Exec != "" && o.Catalog.Format != assembly.FormatList {
+		return errors.New("Catalog.Guidance.Exec is set, but only the list format (Catalog.Format FormatList) publishes the default guidance it changes; the reminder format carries its own instructions")
+	}
 	if _, err := newActivator(o.Activation); err != nil {
 		return err
 	}
@@ -214,8 +217,9 @@ func (c *Conversation) PublishCatalog(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	snap := c.skills(ctx)
+	co := c.catalogOptions(ctx, snap)
 	evs, err := c.store.AppendFunc(ctx, c.id, func(state map[string]string, _ int64) ([]session.Event, error) {
-		ev, err := assembly.CatalogEvent(ctx, state, c.agent, snap, ts, &c.opts.Catalog)
+		ev, err := assembly.CatalogEvent(ctx, state, c.agent, snap, ts, co)
 		if err != nil || ev == nil {
 			return nil, err
 		}
@@ -289,10 +293,11 @@ func (c *Conversation) user(ctx context.Context, snap *registry.Snapshot, text s
 		return session.Event{}, session.Event{}, err
 	}
 	invoked := invocations(ctx, snap, text)
+	co := c.catalogOptions(ctx, snap)
 	var userAt int
 	evs, err := c.store.AppendFunc(ctx, c.id, func(state map[string]string, _ int64) ([]session.Event, error) {
 		var out []session.Event
-		cat, err := assembly.CatalogEvent(ctx, state, c.agent, snap, ts, &c.opts.Catalog)
+		cat, err := assembly.CatalogEvent(ctx, state, c.agent, snap, ts, co)
 		if err != nil {
 			return nil, err
 		}

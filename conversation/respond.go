@@ -14,6 +14,7 @@ import (
 	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/skill"
 	"github.com/skillkit/skillkit/tools"
 )
 
@@ -79,6 +80,7 @@ func (c *Conversation) Respond(ctx context.Context, a Assistant) (*Step, error) 
 		return nil, err
 	}
 	snap := c.skills(ctx)
+	co := c.catalogOptions(ctx, snap)
 	results, err := c.run(ctx, a.Calls, ts, tools.Call{Skills: snap, State: view, SessionID: c.id, Agent: c.agent})
 	if err != nil {
 		return nil, err
@@ -123,7 +125,7 @@ func (c *Conversation) Respond(ctx context.Context, a Assistant) (*Step, error) 
 		}
 		// A skill set that changed during the turn is announced before the
 		// next request, after what is already there.
-		return c.withCatalog(ctx, out, state, snap, ts)
+		return c.withCatalog(ctx, out, state, snap, ts, co)
 	})
 	if err != nil {
 		return nil, err
@@ -131,11 +133,27 @@ func (c *Conversation) Respond(ctx context.Context, a Assistant) (*Step, error) 
 	return &Step{Events: evs, Results: results}, nil
 }
 
+// catalogOptions returns the agent's catalog options with the catalog
+// rendered now, when a renderer is set: the catalog is published inside
+// the store's append, under its lock, where a renderer that is slow or
+// reads the store itself would hold up every writer or wait forever.
+func (c *Conversation) catalogOptions(ctx context.Context, snap *registry.Snapshot) *assembly.CatalogOptions {
+	co := c.opts.Catalog
+	if render := co.Render; render != nil {
+		text := ""
+		if snap != nil {
+			text = render(ctx, snap.Summaries())
+		}
+		co.Render = func(context.Context, []skill.Summary) string { return text }
+	}
+	return &co
+}
+
 // withCatalog appends to out the event that publishes the agent's catalog
 // when it differs from the one the agent saw last (state, as of the end
 // of out).
-func (c *Conversation) withCatalog(ctx context.Context, out []session.Event, state map[string]string, snap *registry.Snapshot, ts []tools.Tool) ([]session.Event, error) {
-	cat, err := assembly.CatalogEvent(ctx, state, c.agent, snap, ts, &c.opts.Catalog)
+func (c *Conversation) withCatalog(ctx context.Context, out []session.Event, state map[string]string, snap *registry.Snapshot, ts []tools.Tool, co *assembly.CatalogOptions) ([]session.Event, error) {
+	cat, err := assembly.CatalogEvent(ctx, state, c.agent, snap, ts, co)
 	if err != nil {
 		return nil, err
 	}
@@ -226,11 +244,18 @@ func (c *Conversation) run(ctx context.Context, calls []session.ToolCall, ts []t
 }
 
 // runOne runs one call; a panic in the handler is an error, not a crash.
-// runCall runs one call, through Options.WrapCall when it is set.
-func (c *Conversation) runCall(ctx context.Context, call session.ToolCall, ts []tools.Tool, base tools.Call) (tools.Result, error) {
+// runCall runs one call, through Options.WrapCall when it is set. A
+// panic of the wrapper is the call's failure, as a handler's is: calls
+// run on goroutines the caller cannot recover.
+func (c *Conversation) runCall(ctx context.Context, call session.ToolCall, ts []tools.Tool, base tools.Call) (res tools.Result, err error) {
 	if c.opts.WrapCall == nil {
 		return runOne(ctx, call, ts, base)
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("Options.WrapCall panicked: %v\n%s", p, debug.Stack())
+		}
+	}()
 	return c.opts.WrapCall(ctx, call, func(ctx context.Context) (tools.Result, error) { return runOne(ctx, call, ts, base) })
 }
 

@@ -312,7 +312,29 @@ func TestGlob(t *testing.T) {
 		{"dotdot", "glob", args{"pattern": "../*"}, want{isError: true, contains: []string{`pattern "../*" has a ".." segment`}}},
 		{"inner dotdot", "glob", args{"pattern": "docs/../../*"}, want{isError: true, contains: []string{`has a ".." segment`}}},
 		{"absolute", "glob", args{"pattern": "/etc/*"}, want{isError: true, contains: []string{`pattern "/etc/*" is absolute`}}},
+		// Repeated ** match what one does, each path once.
+		{"repeated doublestar", "glob", args{"pattern": "**/**/**/**/**/**/**/**/*.md"}, want{text: ".hidden/h.md\nREADME.md\ndocs/a.md\ndocs/deep/b.md\nx[1].md"}},
+		{"a path reached twice", "glob", args{"pattern": "**/docs/**/*.md"}, want{text: "docs/a.md\ndocs/deep/b.md"}},
 	})
+}
+
+// TestRepeatedDoublestarIsLinear: eight ** over a deep tree cost what one
+// does (the globber walks each repetition anew otherwise, exponentially
+// in the depth), and grep reads each file once.
+func TestRepeatedDoublestarIsLinear(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	p := ""
+	for i := range 12 {
+		p += "d/"
+		files[p+"f"+string(rune('a'+i))+".txt"] = "needle\n"
+	}
+	put(t, dir, files)
+	s := newSet(t, dir, filetools.Options{})
+	res := s.call(t, "grep", args{"pattern": "needle", "path_glob": strings.Repeat("**/", 8) + "*.txt"})
+	if n := strings.Count(res.Text, "needle"); n != 12 {
+		t.Fatalf("grep found %d lines; want each of the 12 files once:\n%s", n, res.Text)
+	}
 }
 
 func TestGrep(t *testing.T) {

@@ -160,18 +160,30 @@ func (s *fileSet) pattern(arg, pat string) (string, *tools.Result) {
 	if pat == "" || pat == "." {
 		return ".", nil
 	}
-	return s.alias(pat), nil
+	// "**/**" matches what "**" matches, but the globber walks each
+	// repetition anew: n of them cost exponential time in the depth.
+	segs := strings.Split(pat, "/")
+	segs = slices.CompactFunc(segs, func(a, b string) bool { return a == "**" && b == "**" })
+	return s.alias(strings.Join(segs, "/")), nil
 }
 
 // walk calls fn for each path matching pat (checked by pattern) in the
 // globber's order, stopping when ctx ends. Links to folders are not
 // followed below the pattern's fixed prefix, so a link loop inside the
 // folder cannot make a walk endless.
+//
+// A path the globber reaches twice (a pattern such as "**/x/**" can) is
+// passed to fn once.
 func (s *fileSet) walk(ctx context.Context, pat string, fn doublestar.GlobWalkFunc, opts ...doublestar.GlobOption) error {
+	seen := map[string]bool{}
 	return doublestar.GlobWalk(rootFS{s.root}, pat, func(p string, d fs.DirEntry) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if seen[p] {
+			return nil
+		}
+		seen[p] = true
 		return fn(p, d)
 	}, append(opts, doublestar.WithNoFollow())...)
 }
