@@ -128,7 +128,7 @@ func (r *runner) chat(ctx context.Context) error {
 		default: // one is pending already
 		}
 	})()
-	in, err := openTerminalInput(r.env.Stdin, end, c.names)
+	in, err := openTerminalInput(r.env.Stdin, end, func() ([]string, []string) { return c.names(ctx) })
 	if err != nil {
 		return r.report(fmt.Errorf("chat: the terminal: %w", err))
 	}
@@ -303,8 +303,8 @@ func (c *chat) listSkills(ctx context.Context) {
 
 // names returns what Tab completes: chat's commands and the skills the
 // user may invoke.
-func (c *chat) names() (commands, skills []string) {
-	for _, s := range c.s.kit.Skills(context.Background()).Summaries() {
+func (c *chat) names(ctx context.Context) (commands, skills []string) {
+	for _, s := range c.s.kit.Skills(ctx).Summaries() {
 		if s.UserInvocable {
 			skills = append(skills, s.Name)
 		}

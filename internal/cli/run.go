@@ -165,8 +165,8 @@ type runner struct {
 	session string
 }
 
-// newRunner checks the command line but for the messages; its errors are
-// the user's to fix (exit status 2).
+// newRunner checks the command line (run checks its PROMPT first); its
+// errors are the user's to fix (exit status 2).
 func newRunner(env *Env, f *runFlags, cmd *cobra.Command, roots []string) (*runner, error) {
 	r := &runner{env: env, f: f, name: cmd.Name()}
 	if f.maxSteps < 1 {
