@@ -58,15 +58,20 @@ type cacheRow struct {
 	// ToolErrors counts scripted calls whose result was a tool error (a
 	// skill the lifetime had already unloaded, for example).
 	ToolErrors int `json:"tool_errors"`
+	// Runner is, with --runner, the same episodes driven through the
+	// agent runner over HTTP, as the server counted them.
+	Runner *runnerFigures `json:"runner,omitempty"`
 }
 
 // cacheReport is the output of `skillkit bench cache`.
 type cacheReport struct {
-	Encoding  string     `json:"encoding"`
-	MaxLoaded int        `json:"max_loaded"`
-	Roots     []string   `json:"roots"`
-	Episodes  []string   `json:"episodes"`
-	Rows      []cacheRow `json:"rows"`
+	Encoding  string   `json:"encoding"`
+	MaxLoaded int      `json:"max_loaded"`
+	Roots     []string `json:"roots"`
+	Episodes  []string `json:"episodes"`
+	// Runner reports that each row has the runner's figures too.
+	Runner bool       `json:"runner,omitempty"`
+	Rows   []cacheRow `json:"rows"`
 }
 
 // cacheStep is one scripted action: a user message (Tool empty) or a
@@ -93,10 +98,10 @@ func newBench(env *Env) *cobra.Command {
 }
 
 func newBenchCache(env *Env) *cobra.Command {
-	var asJSON bool
+	var asJSON, runner bool
 	var maxLoaded int
 	cmd := &cobra.Command{
-		Use:   "cache [--json] [--max-loaded N] [ROOT...]",
+		Use:   "cache [--json] [--max-loaded N] [--runner] [ROOT...]",
 		Short: "Replay scripted episodes for every placement and lifetime and report prompt-cache reuse",
 		Long: "cache replays fixed multi-turn episodes (loads, document selections, LRU evictions, turn\n" +
 			"boundaries) against the skills of ROOT (default ./" + defaultBenchRoot + ") for every placement\n" +
@@ -105,7 +110,17 @@ func newBenchCache(env *Env) *cobra.Command {
 			"JSON-encoded and tokenized on its own, as chat templates separate messages. REUSED is\n" +
 			"the longest common token prefix with the previous request, what a provider's prompt\n" +
 			"cache can serve. IN-TURN % is, over consecutive requests of the same turn, the share of\n" +
-			"the earlier request reused by the later one (100: each is a prefix of the next).",
+			"the earlier request reused by the later one (100: each is a prefix of the next).\n\n" +
+			"--runner also drives each episode through the agent runner — agent.Run with the\n" +
+			"OpenAI-compatible adapter, over HTTP, against a scripted Chat Completions server on\n" +
+			"127.0.0.1 that answers with the episode's tool calls one at a time and ends each turn\n" +
+			"with a short answer — and reports the server's usage beside the replay's: RUNNER PROMPT and\n" +
+			"CACHED (its prompt tokens and cached tokens summed; the prompt is the tools, then the\n" +
+			"messages, as the body holds them, in the same encoding; cached is the common prefix with\n" +
+			"the previous request), REUSE %, IN-TURN % (cached tokens of each request as a share of\n" +
+			"the previous request's prompt, within a turn) and BROKEN (within-turn pairs whose later\n" +
+			"body does not repeat the earlier one's tools and messages byte for byte). --json adds\n" +
+			"each request's figures (runner.per_request).",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if maxLoaded < 0 {
 				return fmt.Errorf("--max-loaded is %d; use 0 for no cap or a positive count", maxLoaded)
@@ -122,7 +137,7 @@ func newBenchCache(env *Env) *cobra.Command {
 				}
 				roots = []string{def}
 			}
-			rep, err := cacheBench(cmd.Context(), env, roots, maxLoaded)
+			rep, err := cacheBench(cmd.Context(), env, roots, maxLoaded, runner)
 			if err != nil {
 				return err
 			}
@@ -134,6 +149,7 @@ func newBenchCache(env *Env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().IntVar(&maxLoaded, "max-loaded", defaultBenchMaxLoaded, "cap on loaded skills in the replayed sessions (0: no cap)")
+	cmd.Flags().BoolVar(&runner, "runner", false, "also drive the episodes through the agent runner over HTTP and report the server's cached tokens")
 	return cmd
 }
 
@@ -141,16 +157,25 @@ func (rep *cacheReport) write(env *Env) error {
 	fmt.Fprintf(env.Stdout, "prompt-cache reuse: episodes %s; %s tokens; max loaded %d\n\n",
 		strings.Join(rep.Episodes, ", "), rep.Encoding, rep.MaxLoaded)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "PLACEMENT\tMODE\tREQUESTS\tPROMPT\tREUSED\tREUSE %\tUNCACHED\tIN-TURN %\tTOOL ERRORS\t")
+	header := "PLACEMENT\tMODE\tREQUESTS\tPROMPT\tREUSED\tREUSE %\tUNCACHED\tIN-TURN %\tTOOL ERRORS\t"
+	if rep.Runner {
+		header += "RUNNER PROMPT\tCACHED\tREUSE %\tIN-TURN %\tBROKEN\t"
+	}
+	fmt.Fprintln(tw, header)
 	for _, r := range rep.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f\t%d\t%.1f\t%d\t\n", r.Placement, r.Mode, r.Requests,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f\t%d\t%.1f\t%d\t", r.Placement, r.Mode, r.Requests,
 			r.PromptTokens, r.ReusedTokens, r.ReusePct, r.UncachedTokens, r.WithinTurnReusePct, r.ToolErrors)
+		if f := r.Runner; f != nil {
+			fmt.Fprintf(tw, "%d\t%d\t%.1f\t%.1f\t%d\t", f.PromptTokens, f.CachedTokens, f.ReusePct, f.WithinTurnReusePct, f.PrefixBroken)
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
 
-// cacheBench replays every episode for every placement × lifetime.
-func cacheBench(ctx context.Context, env *Env, roots []string, maxLoaded int) (*cacheReport, error) {
+// cacheBench replays every episode for every placement × lifetime, and
+// with runner drives them through the agent runner as well.
+func cacheBench(ctx context.Context, env *Env, roots []string, maxLoaded int, runner bool) (*cacheReport, error) {
 	abs := make([]string, len(roots))
 	for i, r := range roots {
 		a, err := filepath.Abs(r)
@@ -172,7 +197,7 @@ func cacheBench(ctx context.Context, env *Env, roots []string, maxLoaded int) (*
 	if err != nil {
 		return nil, err
 	}
-	rep := &cacheReport{Encoding: catalog.DefaultEncoding, MaxLoaded: maxLoaded, Roots: abs}
+	rep := &cacheReport{Encoding: catalog.DefaultEncoding, MaxLoaded: maxLoaded, Roots: abs, Runner: runner}
 	for _, e := range episodes {
 		rep.Episodes = append(rep.Episodes, e.Name)
 	}
@@ -190,6 +215,11 @@ func cacheBench(ctx context.Context, env *Env, roots []string, maxLoaded int) (*
 			row.UncachedTokens = row.PromptTokens - row.ReusedTokens
 			row.ReusePct = percent(row.ReusedTokens, row.PromptTokens)
 			row.WithinTurnReusePct = percent(turnReused, turnTokens)
+			if runner {
+				if err := runnerBench(ctx, env, abs, episodes, tok, p, m, maxLoaded, &row); err != nil {
+					return nil, fmt.Errorf("placement %s, mode %s: %w", p, m, err)
+				}
+			}
 			rep.Rows = append(rep.Rows, row)
 		}
 	}

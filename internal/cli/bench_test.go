@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillkit/skillkit"
 	"github.com/skillkit/skillkit/assembly"
 	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/registry"
@@ -189,5 +190,130 @@ func TestCommonPrefix(t *testing.T) {
 		if got := commonPrefix(tc.a, tc.b); got != tc.want {
 			t.Errorf("commonPrefix(%v, %v) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// --runner drives the episodes through agent.Run over HTTP: the server
+// answers as many requests as the replay makes, and the two agree on the
+// in-turn prefix property — the default keeps every request of a turn a
+// prefix of the next (100% on both sides, no broken pair), and wherever
+// the replay falls below 100% the bodies the server received break it.
+func TestBenchCacheRunner(t *testing.T) {
+	rep := benchReport(t, "--runner", examples)
+	if !rep.Runner || len(rep.Rows) != 6 {
+		t.Fatalf("runner %v, %d rows; want the runner's figures in 6 rows", rep.Runner, len(rep.Rows))
+	}
+	for _, r := range rep.Rows {
+		f := r.Runner
+		if f == nil {
+			t.Fatalf("%s × %s: no runner figures", r.Placement, r.Mode)
+		}
+		if f.Requests != r.Requests || f.TurnPairs != r.TurnPairs || f.ToolErrors != r.ToolErrors || len(f.PerRequest) != f.Requests {
+			t.Errorf("%s × %s: runner requests %d, pairs %d, tool errors %d, %d per request; replay %d, %d, %d",
+				r.Placement, r.Mode, f.Requests, f.TurnPairs, f.ToolErrors, len(f.PerRequest), r.Requests, r.TurnPairs, r.ToolErrors)
+		}
+		prompt, cached := 0, 0
+		for _, q := range f.PerRequest {
+			prompt, cached = prompt+q.PromptTokens, cached+q.CachedTokens
+		}
+		if prompt != f.PromptTokens || cached != f.CachedTokens || cached <= 0 || cached >= prompt {
+			t.Errorf("%s × %s: per request %d/%d tokens, totals %d/%d", r.Placement, r.Mode, cached, prompt, f.CachedTokens, f.PromptTokens)
+		}
+		if (r.WithinTurnReusePct == 100) != (f.PrefixBroken == 0) || (f.WithinTurnReusePct == 100) != (f.PrefixBroken == 0) {
+			t.Errorf("%s × %s: replay in-turn %.1f%%, runner in-turn %.1f%% with %d broken pairs; want them to agree",
+				r.Placement, r.Mode, r.WithinTurnReusePct, f.WithinTurnReusePct, f.PrefixBroken)
+		}
+	}
+	def := row(t, rep, assembly.PlacementToolResult, loadstate.Turn)
+	if def.WithinTurnReusePct != 100 || def.Runner.WithinTurnReusePct != 100 || def.Runner.PrefixBroken != 0 {
+		t.Errorf("default: replay in-turn %.2f%%, runner %.2f%%, %d broken; want 100, 100, 0", def.WithinTurnReusePct, def.Runner.WithinTurnReusePct, def.Runner.PrefixBroken)
+	}
+	if sys := row(t, rep, assembly.PlacementSystem, loadstate.Turn); sys.Runner.PrefixBroken == 0 {
+		t.Error("system placement: no broken pair; the check cannot tell a broken prefix")
+	}
+	out, errOut, code := run(t, "bench", "cache", "--runner", examples)
+	if code != 0 || !strings.Contains(out, "RUNNER PROMPT") || !strings.Contains(out, "BROKEN") {
+		t.Errorf("exit %d, stderr %q; the table lacks the runner's columns:\n%s", code, errOut, out)
+	}
+}
+
+// The bodies the server received from the runner with the default
+// configuration, pairwise within each turn: the later repeats the
+// earlier's tools and messages byte for byte, and the server reports the
+// whole earlier prompt as cached.
+func TestBenchRunnerBodies(t *testing.T) {
+	ctx := context.Background()
+	episodes, err := cacheEpisodes(ctx, mustSnapshot(t, examples))
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(examples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kit, err := skillkit.New(ctx, &skillkit.Options{Roots: []string{abs}, Agent: skillkit.AgentOptions{System: benchSystem, Lifetime: loadstate.Turn, Placement: assembly.PlacementToolResult, MaxLoaded: defaultBenchMaxLoaded}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kit.Close()
+	words := func(b []byte) int { return len(strings.Fields(string(b))) }
+	for _, e := range episodes {
+		t.Run(e.Name, func(t *testing.T) {
+			tr, err := runnerEpisode(ctx, kit, e, words)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pairs := 0
+			for i := 1; i < len(tr.exchanges); i++ {
+				if tr.turns[i] != tr.turns[i-1] {
+					continue
+				}
+				pairs++
+				prev, next := tr.exchanges[i-1], tr.exchanges[i]
+				if ok, err := bodyExtends(prev.Body, next.Body); err != nil || !ok {
+					t.Errorf("turn %d: request %d does not extend request %d (%v):\n%s\n%s", tr.turns[i], i+1, i, err, prev.Body, next.Body)
+				}
+				if next.Usage.CachedPromptTokens != prev.Usage.PromptTokens {
+					t.Errorf("turn %d: request %d has %d cached tokens; want request %d's whole prompt, %d", tr.turns[i], i+1, next.Usage.CachedPromptTokens, i, prev.Usage.PromptTokens)
+				}
+			}
+			if pairs == 0 {
+				t.Error("no two requests in one turn")
+			}
+		})
+	}
+}
+
+func TestBodyExtends(t *testing.T) {
+	const tool = `{"type":"function","function":{"name":"skill"}}`
+	body := func(tools string, msgs ...string) []byte {
+		return []byte(`{"messages":[` + strings.Join(msgs, ",") + `],"model":"m","tools":[` + tools + `]}`)
+	}
+	sys, user, answer := `{"role":"system","content":"s"}`, `{"role":"user","content":"u"}`, `{"role":"assistant","content":"a"}`
+	prev := body(tool, sys, user)
+	for _, tc := range []struct {
+		name string
+		next []byte
+		want bool
+	}{
+		{"extended", body(tool, sys, user, answer), true},
+		{"the same", prev, true},
+		{"other model and fields", []byte(`{"model":"other","stream":true,"tools":[` + tool + `],"messages":[` + sys + "," + user + `]}`), true},
+		{"a message changed", body(tool, `{"role":"system","content":"S"}`, user, answer), false},
+		{"a message re-encoded", body(tool, `{"content":"s","role":"system"}`, user, answer), false},
+		{"a message dropped", body(tool, user, answer), false},
+		{"shorter", body(tool, sys), false},
+		{"another tool", body(tool+","+tool, sys, user, answer), false},
+		{"no tools", body("", sys, user, answer), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := bodyExtends(prev, tc.next)
+			if err != nil || got != tc.want {
+				t.Errorf("bodyExtends = %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+	if _, err := bodyExtends(prev, []byte("{")); err == nil {
+		t.Error("no error for a body that is not JSON")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -36,7 +37,18 @@ type Env struct {
 	// other output is byte-exact. Nil means: w has an Fd method (as an
 	// *os.File has) and its descriptor is a terminal.
 	IsTerminal func(w io.Writer) bool
+	// Interrupt, when set, delivers the process's interrupt signal
+	// (SIGINT, Ctrl-C in a terminal) to the command that runs: `skillkit
+	// chat` ends the turn in progress and goes on, every other command
+	// has its context cancelled. Nil: interrupts reach commands only as
+	// the end of Run's context.
+	Interrupt <-chan os.Signal
 
+	// interrupts routes Interrupt (Run makes it).
+	interrupts *interruptRouter
+	// stdoutTerminal reports that Stdout is a terminal (escapeTerminals
+	// wraps it, so the wrapper no longer says).
+	stdoutTerminal bool
 	// depth is the --depth flag of the commands that search roots (every
 	// registration sets it to the default first).
 	depth int
@@ -82,6 +94,7 @@ func (env *Env) escapeTerminals() func() {
 			w := termtext.NewWriter(*out)
 			ws = append(ws, w)
 			*out = w
+			env.stdoutTerminal = env.stdoutTerminal || out == &env.Stdout
 		}
 	}
 	return func() {
@@ -106,6 +119,14 @@ func Run(ctx context.Context, args []string, env Env) int {
 		env.Stdin = strings.NewReader("")
 	}
 	defer env.escapeTerminals()()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	env.interrupts = &interruptRouter{cancel: cancel}
+	if env.Interrupt != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go env.interrupts.forward(env.Interrupt, done)
+	}
 	root := newRoot(&env)
 	root.SetArgs(args)
 	root.SetIn(env.Stdin)
@@ -123,6 +144,46 @@ func Run(ctx context.Context, args []string, env Env) int {
 	return 2
 }
 
+// interruptRouter hands each interrupt to the handler a command set, or
+// cancels the command's context when none is set.
+type interruptRouter struct {
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	handler func()
+}
+
+// forward routes the interrupts of in until done is closed.
+func (ir *interruptRouter) forward(in <-chan os.Signal, done <-chan struct{}) {
+	for {
+		select {
+		case <-in:
+			ir.mu.Lock()
+			h := ir.handler
+			ir.mu.Unlock()
+			if h == nil {
+				h = ir.cancel
+			}
+			h()
+		case <-done:
+			return
+		}
+	}
+}
+
+// handle makes h receive the interrupts until the returned func is
+// called, which restores cancelling.
+func (ir *interruptRouter) handle(h func()) (restore func()) {
+	ir.mu.Lock()
+	defer ir.mu.Unlock()
+	ir.handler = h
+	return func() {
+		ir.mu.Lock()
+		defer ir.mu.Unlock()
+		ir.handler = nil
+	}
+}
+
 func newRoot(env *Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "skillkit",
@@ -134,7 +195,7 @@ func newRoot(env *Env) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newSession(env), newRun(env), newValidate(env), newList(env), newCatalog(env), newShow(env), newTokens(env), newExec(env), newBench(env))
+	root.AddCommand(newSession(env), newRun(env), newChat(env), newValidate(env), newList(env), newCatalog(env), newShow(env), newTokens(env), newExec(env), newBench(env))
 	return root
 }
 

@@ -64,10 +64,13 @@ type runFlags struct {
 	sandbox execFlags
 }
 
+// runUsage is the synopsis of the flags addRunFlags gives.
+const runUsage = "[--model M] [--base-url URL] [--script FILE] [--session ID] [--store PATH] [--dump-requests DIR] [--exec [--local] [--network]] [--mode once|turn|session] [--max-steps N]"
+
 func newRun(env *Env) *cobra.Command {
 	f := &runFlags{sandbox: execFlags{timeout: execMaxTimeout}}
 	cmd := &cobra.Command{
-		Use:   "run [--model M] [--base-url URL] [--script FILE] [--session ID] [--store PATH] [--dump-requests DIR] [--exec [--local] [--network]] [--mode once|turn|session] [--max-steps N] [--json] [ROOT...] PROMPT",
+		Use:   "run " + runUsage + " [--json] [ROOT...] PROMPT",
 		Short: "Run one agent turn: PROMPT as the user's message, the model's tool calls run until it answers",
 		Long: "run records PROMPT as the user's message in a session, then asks the model, runs the skill\n" +
 			"tools it calls and asks again, until it answers without calling a tool or --max-steps\n" +
@@ -111,13 +114,24 @@ func newRun(env *Env) *cobra.Command {
 				return errors.New(`run: no PROMPT; give the user's message as the last argument, e.g. skillkit run ROOT "Summarise data.csv"`)
 			}
 			roots, prompt := args[:len(args)-1], args[len(args)-1]
-			r, err := newRunner(env, f, cmd, roots, prompt)
+			if strings.TrimSpace(prompt) == "" {
+				return errors.New(`run: PROMPT is empty; give the user's message as the last argument, e.g. skillkit run ROOT "Summarise data.csv"`)
+			}
+			r, err := newRunner(env, f, cmd, roots)
 			if err != nil {
 				return err
 			}
-			return r.report(r.run(cmd.Context()))
+			return r.report(r.run(cmd.Context(), prompt))
 		},
 	}
+	addRunFlags(cmd, env, f)
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the run's events as JSON lines instead of a transcript")
+	return cmd
+}
+
+// addRunFlags gives cmd the flags `skillkit run` and `skillkit chat`
+// share: the model, the session and its store, execution, request dumps.
+func addRunFlags(cmd *cobra.Command, env *Env, f *runFlags) {
 	addLimitFlags(cmd, env, false)
 	fl := cmd.Flags()
 	fl.StringVar(&f.model, "model", "", "model name (default $"+openai.EnvModel+")")
@@ -127,21 +141,21 @@ func newRun(env *Env) *cobra.Command {
 	fl.StringVar(&f.store, "store", defaultStorePath(env), "session store file (SQLite), the one skillkit session uses by default")
 	fl.StringVar(&f.dump, "dump-requests", "", "write each request body as DIR/NNNN.json (a retried request once)")
 	fl.StringVar(&f.mode, "mode", loadstate.Turn.String(), "load lifetime of a new session: once, turn or session")
-	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "most model requests of the run")
-	fl.BoolVar(&f.asJSON, "json", false, "print the run's events as JSON lines instead of a transcript")
+	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "most model requests of a turn")
 	fl.BoolVar(&f.exec, "exec", false, "give the model workspace_exec, run in the isolated sandbox (or --local)")
 	addSandboxFlags(cmd, &f.sandbox)
-	return cmd
 }
 
-// runner is one `skillkit run`, its command line checked.
+// runner is one `skillkit run` or `skillkit chat`, its command line
+// checked.
 type runner struct {
 	env *Env
 	f   *runFlags
+	// name is the command's name, run or chat, for its messages.
+	name string
 	// roots are a new session's roots, absolute (resolveRoots).
-	roots  []string
-	prompt string
-	mode   loadstate.Lifetime
+	roots []string
+	mode  loadstate.Lifetime
 	// script is --script resolved against the working directory.
 	script string
 	// dump is --dump-requests, or nil.
@@ -151,32 +165,29 @@ type runner struct {
 	session string
 }
 
-// newRunner checks the command line; its errors are the user's to fix
-// (exit status 2).
-func newRunner(env *Env, f *runFlags, cmd *cobra.Command, roots []string, prompt string) (*runner, error) {
-	r := &runner{env: env, f: f, prompt: prompt}
-	if strings.TrimSpace(prompt) == "" {
-		return nil, errors.New(`run: PROMPT is empty; give the user's message as the last argument, e.g. skillkit run ROOT "Summarise data.csv"`)
-	}
+// newRunner checks the command line (run checks its PROMPT first); its
+// errors are the user's to fix (exit status 2).
+func newRunner(env *Env, f *runFlags, cmd *cobra.Command, roots []string) (*runner, error) {
+	r := &runner{env: env, f: f, name: cmd.Name()}
 	if f.maxSteps < 1 {
-		return nil, fmt.Errorf("run: --max-steps is %d; give a positive number of model requests (default %d)", f.maxSteps, agent.DefaultMaxSteps)
+		return nil, fmt.Errorf("%s: --max-steps is %d; give a positive number of model requests (default %d)", r.name, f.maxSteps, agent.DefaultMaxSteps)
 	}
 	var err error
 	if r.mode, err = loadstate.ParseLifetime(f.mode); err != nil {
-		return nil, fmt.Errorf("run: --mode: %w", err)
+		return nil, fmt.Errorf("%s: --mode: %w", r.name, err)
 	}
 	if f.session != "" {
 		if cmd.Flags().Changed("mode") {
-			return nil, fmt.Errorf("run: --mode applies to a new session; session %s keeps the mode it was made with, so drop --mode", f.session)
+			return nil, fmt.Errorf("%s: --mode applies to a new session; session %s keeps the mode it was made with, so drop --mode", r.name, f.session)
 		}
 		if len(roots) > 0 {
-			return nil, fmt.Errorf("run: ROOT arguments %q apply to a new session; session %s keeps the roots it was made with, so give only PROMPT", roots, f.session)
+			return nil, fmt.Errorf("%s: ROOT arguments %q apply to a new session; session %s keeps the roots it was made with, so drop the ROOT arguments", r.name, roots, f.session)
 		}
 	}
 	if !f.exec {
 		for _, name := range []string{"local", "network", "unbounded-disk", "allow-downgrade"} {
 			if cmd.Flags().Changed(name) {
-				return nil, fmt.Errorf("run: --%s only applies with --exec, which gives the model workspace_exec; add --exec or drop --%s", name, name)
+				return nil, fmt.Errorf("%s: --%s only applies with --exec, which gives the model workspace_exec; add --exec or drop --%s", r.name, name, name)
 			}
 		}
 	}
@@ -192,7 +203,7 @@ func newRunner(env *Env, f *runFlags, cmd *cobra.Command, roots []string, prompt
 		}
 	}
 	if f.dump != "" {
-		if r.dump, err = newRequestDump(hostPath(env, f.dump)); err != nil {
+		if r.dump, err = newRequestDump(r.name, hostPath(env, f.dump)); err != nil {
 			return nil, err
 		}
 	}
@@ -204,9 +215,9 @@ func newRunner(env *Env, f *runFlags, cmd *cobra.Command, roots []string, prompt
 func (r *runner) checkServer() error {
 	switch {
 	case cmp.Or(r.f.model, r.env.Getenv(openai.EnvModel)) == "":
-		return fmt.Errorf("run: no model name: pass --model NAME or set %s (or --script FILE to replay a script without a server)", openai.EnvModel)
+		return fmt.Errorf("%s: no model name: pass --model NAME or set %s (or --script FILE to replay a script without a server)", r.name, openai.EnvModel)
 	case cmp.Or(r.f.baseURL, r.env.Getenv(openai.EnvBaseURL)) == "":
-		return fmt.Errorf("run: no server: pass --base-url URL or set %s to the API root, such as %s or http://localhost:8000/v1 (or --script FILE to replay a script without a server)", openai.EnvBaseURL, openai.DefaultBaseURL)
+		return fmt.Errorf("%s: no server: pass --base-url URL or set %s to the API root, such as %s or http://localhost:8000/v1 (or --script FILE to replay a script without a server)", r.name, openai.EnvBaseURL, openai.DefaultBaseURL)
 	}
 	return nil
 }
@@ -244,49 +255,75 @@ func (r *runner) model() (model.Model, string, error) {
 	return m, fmt.Sprintf("model: %s at %s", m.Name(), m.BaseURL()), nil
 }
 
-// run runs the turn. Its errors are the run's (exit status 1 or 130).
-func (r *runner) run(ctx context.Context) error {
+// started is what every turn of a run or chat uses: the agent over the
+// model, the kit and the session, and the transcript's first line.
+type started struct {
+	agent  *agent.Agent
+	kit    *skillkit.Kit
+	header string
+	// close closes the kit and the store.
+	close func()
+}
+
+// start opens the store, the session (made when new) and the kit, and
+// makes the agent. Its errors are the run's (exit status 1).
+func (r *runner) start(ctx context.Context) (*started, error) {
 	m, header, err := r.model()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	st, err := openStore(ctx, &sessionFlags{store: hostPath(r.env, r.f.store)})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer st.Close()
 	cfg, err := r.config(ctx, st)
 	if err != nil {
-		return err
+		st.Close()
+		return nil, err
 	}
 	kit, closeKit, err := r.kit(ctx, st, cfg)
 	if err != nil {
-		return err
+		st.Close()
+		return nil, err
 	}
-	defer closeKit()
+	s := &started{kit: kit, header: header, close: func() { closeKit(); st.Close() }}
 	if r.session == "" {
 		// Made once the kit stands, so a failed setup leaves no session.
-		s, err := st.Create(ctx, "", cfg.meta())
+		made, err := st.Create(ctx, "", cfg.meta())
 		if err != nil {
-			return err
+			s.close()
+			return nil, err
 		}
-		r.session = s.ID
+		r.session = made.ID
 	}
-	fmt.Fprintf(r.env.Stderr, "skillkit run: session %s (continue it with --session %s)\n", r.session, r.session)
-	a, err := agent.New(kit, defaultAgent, m, &agent.Options{MaxSteps: r.f.maxSteps, Stream: true})
+	fmt.Fprintf(r.env.Stderr, "skillkit %s: session %s (continue it with --session %s)\n", r.name, r.session, r.session)
+	if s.agent, err = agent.New(kit, defaultAgent, m, &agent.Options{MaxSteps: r.f.maxSteps, Stream: true}); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// run runs the turn. Its errors are the run's (exit status 1 or 130).
+func (r *runner) run(ctx context.Context, prompt string) error {
+	s, err := r.start(ctx)
 	if err != nil {
 		return err
 	}
+	defer s.close()
+	return r.turn(ctx, s.agent, r.output(s.header), prompt)
+}
+
+// turn runs one turn of the agent with message as the user's, printing
+// its events to out as they come and its end (the usage line).
+func (r *runner) turn(ctx context.Context, a *agent.Agent, out runOutput, message string) error {
 	// A failed dump cancels the request it is for, so no request goes
 	// out without its file.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if r.dump != nil {
-		r.dump.cancel = cancel
-	}
-	out := r.output(header)
+	r.dump.setCancel(cancel)
 	var runErr error
-	for ev, err := range a.Run(ctx, r.session, r.prompt) {
+	for ev, err := range a.Run(ctx, r.session, message) {
 		if err != nil {
 			runErr = err
 			break
@@ -326,7 +363,7 @@ func (r *runner) kit(ctx context.Context, st session.Store, cfg sessionConfig) (
 	}
 	closeRunner := func() {}
 	if r.f.exec {
-		runner, err := execRunner(r.env, r.f.sandbox, "run", "every workspace_exec command")
+		runner, err := execRunner(r.env, r.f.sandbox, r.name, "every workspace_exec command")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -346,7 +383,7 @@ func (r *runner) kit(ctx context.Context, st session.Store, cfg sessionConfig) (
 	// The runner outlives the kit, whose commands it runs until it closes.
 	return kit, func() {
 		if err := kit.Close(); err != nil {
-			fmt.Fprintf(r.env.Stderr, "skillkit run: warning: closing the kit (its temporary workspaces): %v\n", err)
+			fmt.Fprintf(r.env.Stderr, "skillkit %s: warning: closing the kit (its temporary workspaces): %v\n", r.name, err)
 		}
 		closeRunner()
 	}, nil
@@ -372,18 +409,24 @@ func (r *runner) config(ctx context.Context, st session.Store) (sessionConfig, e
 // report prints the run's error, if any, and returns the exit status to
 // end with.
 func (r *runner) report(err error) error {
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.Is(err, context.Canceled):
-		fmt.Fprintf(r.env.Stderr, "skillkit: interrupted%s\n", r.recorded())
-		return exitError{runInterruptedStatus}
-	case errors.Is(err, agent.ErrMaxSteps):
-		fmt.Fprintf(r.env.Stderr, "skillkit: error: the model still called tools after %d requests, the step limit%s; raise it with --max-steps N, or continue with --session %s\n", r.f.maxSteps, r.recorded(), r.session)
-		return exitError{runFailedStatus}
 	}
-	fmt.Fprintf(r.env.Stderr, "skillkit: error: %v\n", err)
-	return exitError{runFailedStatus}
+	msg, code := r.failure(err)
+	fmt.Fprintln(r.env.Stderr, msg)
+	return exitError{code}
+}
+
+// failure is the message that explains err, a failed run's or turn's,
+// and the exit status it ends a run with.
+func (r *runner) failure(err error) (string, int) {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "skillkit: interrupted" + r.recorded(), runInterruptedStatus
+	case errors.Is(err, agent.ErrMaxSteps):
+		return fmt.Sprintf("skillkit: error: the model still called tools after %d requests, the step limit%s; raise it with --max-steps N, or continue with --session %s", r.f.maxSteps, r.recorded(), r.session), runFailedStatus
+	}
+	return fmt.Sprintf("skillkit: error: %v", err), runFailedStatus
 }
 
 // recorded says where what the run recorded is kept.
@@ -419,6 +462,9 @@ type transcript struct {
 	w io.Writer
 	// header names the model; it is printed before the first event.
 	header string
+	// hideUser leaves out the user: line, for a chat on a terminal,
+	// where the line just typed shows the message already.
+	hideUser bool
 	// open reports that streamed text is being written on the current
 	// line.
 	open  bool
@@ -444,7 +490,9 @@ func (t *transcript) event(ev agent.Event) error {
 	t.printHeader()
 	switch ev.Kind {
 	case agent.KindUser:
-		t.printf("user: %s\n", ev.Text)
+		if !t.hideUser {
+			t.printf("user: %s\n", ev.Text)
+		}
 	case agent.KindText:
 		if !t.open {
 			t.printf("assistant: ")
@@ -572,6 +620,7 @@ func (j *jsonOutput) end(err error) error {
 var dumpName = regexp.MustCompile(`^[0-9]{4,}\.json$`)
 
 // requestDump writes request bodies to DIR/0001.json, DIR/0002.json, …
+// in request order, across every turn of a run or chat.
 type requestDump struct {
 	dir string
 
@@ -584,20 +633,31 @@ type requestDump struct {
 // newRequestDump makes dir when it is missing and refuses one that holds
 // dump files already, so no file of an earlier run is overwritten or
 // mixed with this run's.
-func newRequestDump(dir string) (*requestDump, error) {
+func newRequestDump(cmd, dir string) (*requestDump, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("run: --dump-requests: %w", err)
+		return nil, fmt.Errorf("%s: --dump-requests: %w", cmd, err)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("run: --dump-requests: %w", err)
+		return nil, fmt.Errorf("%s: --dump-requests: %w", cmd, err)
 	}
 	for _, e := range entries {
 		if dumpName.MatchString(e.Name()) {
-			return nil, fmt.Errorf("run: --dump-requests %s already holds %s from an earlier run; pick an empty folder", dir, e.Name())
+			return nil, fmt.Errorf("%s: --dump-requests %s already holds %s from an earlier run; pick an empty folder", cmd, dir, e.Name())
 		}
 	}
 	return &requestDump{dir: dir}, nil
+}
+
+// setCancel makes a failed write cancel the turn of cancel, the one whose
+// request it was for (nothing for a nil d).
+func (d *requestDump) setCancel(cancel context.CancelFunc) {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cancel = cancel
 }
 
 // write writes the next file. A file that appeared since the check is not

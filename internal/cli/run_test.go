@@ -108,6 +108,17 @@ func newServer(t *testing.T, s *scripted.Script) *openaitest.Server {
 	return srv
 }
 
+// played fails the test when srv refused a request or has steps left.
+func played(t *testing.T, srv *openaitest.Server) {
+	t.Helper()
+	if err := srv.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Done(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // writeScript writes s as a script file and returns its path.
 func writeScript(t *testing.T, s *scripted.Script) string {
 	t.Helper()
@@ -159,9 +170,9 @@ func sameBodies(t *testing.T, dir string, srv *openaitest.Server) {
 	}
 }
 
-var sessionLine = regexp.MustCompile(`skillkit run: session ([0-9a-f]{32}) \(continue it with --session [0-9a-f]{32}\)\n`)
+var sessionLine = regexp.MustCompile(`skillkit (?:run|chat): session ([0-9a-f]{32}) \(continue it with --session [0-9a-f]{32}\)\n`)
 
-// sessionOf returns the session ID a run printed on stderr.
+// sessionOf returns the session ID a run or chat printed on stderr.
 func sessionOf(t *testing.T, stderr string) string {
 	t.Helper()
 	m := sessionLine.FindStringSubmatch(stderr)
@@ -197,12 +208,7 @@ func TestRunTranscript(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 			}
-			if err := srv.Err(); err != nil {
-				t.Fatal(err)
-			}
-			if err := srv.Done(); err != nil {
-				t.Fatal(err)
-			}
+			played(t, srv)
 			sessionOf(t, errOut)
 			golden(t, "run_transcript.golden", strings.ReplaceAll(out, srv.URL, "URL"))
 			if !strings.HasSuffix(out, "\ntokens: prompt 2300 (cached 896) completion 45\n") || strings.Count(out, "tokens:") != 1 {

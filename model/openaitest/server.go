@@ -9,8 +9,9 @@
 //
 // Usage is the script's where a step gives it; otherwise the server
 // computes it the way a provider's prompt cache would: the prompt is the
-// request body, and its cached part is the longest common prefix with the
-// previous request's body, both counted by Options.Tokens.
+// request body (or what Options.Prompt renders from it, such as
+// TemplatePrompt), and its cached part is the longest common prefix with
+// the previous request's prompt, both counted by Options.Tokens.
 package openaitest
 
 import (
@@ -46,6 +47,34 @@ type Options struct {
 	// Model, when set, is the only model name served; requests naming
 	// another get 404 with code model_not_found.
 	Model string
+	// Prompt, when set, renders the prompt the computed usage counts
+	// from a request body, in place of the body itself: the text a
+	// provider puts before the model, whose prefix its cache serves.
+	// Nil counts the body as received; since a Chat Completions body
+	// lists the tools after the messages, the prefix it shares with the
+	// next body ends at the first new message. TemplatePrompt is the
+	// usual rendering.
+	Prompt func(body []byte) ([]byte, error)
+}
+
+// TemplatePrompt renders a request body as chat templates order a
+// prompt: the tools first, then the messages, each as the body holds it
+// (its JSON, byte for byte) on a line of its own. A request with the same
+// tools whose messages extend the previous request's has the previous
+// prompt as its prefix.
+func TemplatePrompt(body []byte) ([]byte, error) {
+	var req struct {
+		Messages []json.RawMessage `json:"messages"`
+		Tools    []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, fmt.Errorf("openaitest: the body is not a Chat Completions request: %w", err)
+	}
+	var out []byte
+	for _, part := range append(req.Tools, req.Messages...) {
+		out = append(append(out, part...), '\n')
+	}
+	return out, nil
 }
 
 // Exchange is one request the server received and what it answered.
@@ -81,7 +110,7 @@ type Server struct {
 
 	mu    sync.Mutex
 	log   []Exchange
-	prev  []byte // the previous request's body
+	prev  []byte // the previous request's prompt
 	errs  []error
 	gone  map[int]chan struct{} // by request number
 	close sync.Once
@@ -176,11 +205,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
+	prompt := body
+	if s.opts.Prompt != nil {
+		// A body Prompt cannot read is refused below, as not a request.
+		if p, err := s.opts.Prompt(body); err == nil {
+			prompt = p
+		}
+	}
 	s.mu.Lock()
 	n := len(s.log) + 1
 	s.log = append(s.log, Exchange{Body: body, Header: r.Header.Clone()})
 	prev := s.prev
-	s.prev = body
+	s.prev = prompt
 	s.mu.Unlock()
 
 	if r.Method != http.MethodPost || r.URL.Path != Path {
@@ -227,9 +263,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			answer += c.Name + c.Arguments
 		}
 		resp.Usage = model.Usage{
-			PromptTokens:       s.opts.Tokens(body),
+			PromptTokens:       s.opts.Tokens(prompt),
 			CompletionTokens:   s.opts.Tokens([]byte(answer)),
-			CachedPromptTokens: s.opts.Tokens(body[:commonPrefix(prev, body)]),
+			CachedPromptTokens: s.opts.Tokens(prompt[:commonPrefix(prev, prompt)]),
 		}
 	}
 	s.update(n, func(e *Exchange) { e.Usage = resp.Usage })

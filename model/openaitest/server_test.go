@@ -65,38 +65,62 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// Without a scripted usage, the prompt is the body and its cached part the
-// common prefix with the previous body, as Options.Tokens counts them.
+// Without a scripted usage, the prompt is the body (or what
+// Options.Prompt renders) and its cached part the common prefix with the
+// previous prompt, as Options.Tokens counts them.
 func TestComputedUsage(t *testing.T) {
 	words := func(b []byte) int { return len(strings.Fields(string(b))) }
-	srv := start(t, []scripted.Step{{Text: "one two"}, {Text: "three"}}, &openaitest.Options{Tokens: words})
-	first := `{"model":"m","messages":[{"role":"user","content":"a b c d"}]}`
-	second := `{"model":"m","messages":[{"role":"user","content":"a b c d"},{"role":"assistant","content":"one two"}]}`
-	var got []model.Usage
-	for _, body := range []string{first, second} {
-		_, b := post(t, srv.URL+"/chat/completions", body)
-		var c struct {
-			Usage struct {
-				Prompt     int `json:"prompt_tokens"`
-				Completion int `json:"completion_tokens"`
-				Details    struct {
-					Cached int `json:"cached_tokens"`
-				} `json:"prompt_tokens_details"`
-			} `json:"usage"`
-		}
-		if err := json.Unmarshal(b, &c); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, model.Usage{PromptTokens: c.Usage.Prompt, CompletionTokens: c.Usage.Completion, CachedPromptTokens: c.Usage.Details.Cached})
+	tool := `{"type":"function","function":{"name":"skill","parameters":{"type":"object"}}}`
+	first := `{"model":"m","messages":[{"role":"user","content":"a b c d"}],"tools":[` + tool + `]}`
+	second := `{"model":"m","messages":[{"role":"user","content":"a b c d"},{"role":"assistant","content":"one two"}],"tools":[` + tool + `]}`
+	for _, tc := range []struct {
+		name   string
+		prompt func([]byte) ([]byte, error)
+		// prompts are the prompts of first and second; cached the part
+		// of the second that is the first's.
+		prompts [2]string
+		cached  string
+	}{
+		{"body", nil, [2]string{first, second}, `{"model":"m","messages":[{"role":"user","content":"a b c d"}`},
+		{"template", openaitest.TemplatePrompt,
+			[2]string{tool + "\n" + `{"role":"user","content":"a b c d"}` + "\n", tool + "\n" + `{"role":"user","content":"a b c d"}` + "\n" + `{"role":"assistant","content":"one two"}` + "\n"},
+			tool + "\n" + `{"role":"user","content":"a b c d"}` + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := start(t, []scripted.Step{{Text: "one two"}, {Text: "three"}}, &openaitest.Options{Tokens: words, Prompt: tc.prompt})
+			var got []model.Usage
+			for _, body := range []string{first, second} {
+				_, b := post(t, srv.URL+"/chat/completions", body)
+				var c struct {
+					Usage struct {
+						Prompt     int `json:"prompt_tokens"`
+						Completion int `json:"completion_tokens"`
+						Details    struct {
+							Cached int `json:"cached_tokens"`
+						} `json:"prompt_tokens_details"`
+					} `json:"usage"`
+				}
+				if err := json.Unmarshal(b, &c); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, model.Usage{PromptTokens: c.Usage.Prompt, CompletionTokens: c.Usage.Completion, CachedPromptTokens: c.Usage.Details.Cached})
+			}
+			want := []model.Usage{
+				{PromptTokens: words([]byte(tc.prompts[0])), CompletionTokens: 2},
+				{PromptTokens: words([]byte(tc.prompts[1])), CompletionTokens: 1, CachedPromptTokens: words([]byte(tc.cached))},
+			}
+			for i := range want {
+				if got[i] != want[i] || srv.Exchanges()[i].Usage != want[i] {
+					t.Errorf("request %d: usage %+v (recorded %+v); want %+v", i+1, got[i], srv.Exchanges()[i].Usage, want[i])
+				}
+			}
+		})
 	}
-	want := []model.Usage{
-		{PromptTokens: words([]byte(first)), CompletionTokens: 2},
-		{PromptTokens: words([]byte(second)), CompletionTokens: 1, CachedPromptTokens: words([]byte(`{"model":"m","messages":[{"role":"user","content":"a b c d"}`))},
-	}
-	for i := range want {
-		if got[i] != want[i] || srv.Exchanges()[i].Usage != want[i] {
-			t.Errorf("request %d: usage %+v (recorded %+v); want %+v", i+1, got[i], srv.Exchanges()[i].Usage, want[i])
-		}
+}
+
+func TestTemplatePromptRefusesNonJSON(t *testing.T) {
+	if _, err := openaitest.TemplatePrompt([]byte("not json")); err == nil || !strings.Contains(err.Error(), "not a Chat Completions request") {
+		t.Errorf("TemplatePrompt(not json) = %v; want an error saying so", err)
 	}
 }
 
