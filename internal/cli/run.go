@@ -582,7 +582,9 @@ type eventJSON struct {
 	Calls []session.ToolCall `json:"calls,omitempty"`
 	// Call is the call a tool_result answers.
 	Call *session.ToolCall `json:"call,omitempty"`
-	// Result is the tool result's text, as the model sees it.
+	// Result is the tool result's text as recorded: a load's stored stub
+	// ("loaded: NAME"), to which the request adds the loaded content
+	// (see the loads field).
 	Result *string `json:"result,omitempty"`
 	// IsError marks an error result.
 	IsError bool `json:"is_error,omitempty"`
