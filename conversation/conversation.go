@@ -404,6 +404,9 @@ func (c *Conversation) declaration(state map[string]string, effects []tools.Effe
 // offers. After a compaction the agent's latest summary is sent in place
 // of the events it covers. It never changes the session.
 func (c *Conversation) Request(ctx context.Context) (*assembly.Request, error) {
+	if v, ok := c.store.(session.Viewer); ok {
+		return c.requestViewed(ctx, v)
+	}
 	s, err := c.store.Get(ctx, c.id)
 	if err != nil {
 		return nil, err
@@ -412,7 +415,42 @@ func (c *Conversation) Request(ctx context.Context) (*assembly.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The agent's latest summary stands in for the events it covers.
+	return c.assemble(ctx, s, ts)
+}
+
+// requestViewed is Request on a store that shows sessions without
+// copying them. The tools are chosen first, from a copy of the state,
+// since choosing them runs the application's code, which must not run
+// under the store's lock; the request is then assembled on the session
+// as stored, if no event came in between (else it starts again).
+func (c *Conversation) requestViewed(ctx context.Context, v session.Viewer) (*assembly.Request, error) {
+	for {
+		state, last, err := c.store.State(ctx, c.id)
+		if err != nil {
+			return nil, err
+		}
+		ts, err := c.toolsFor(ctx, loadstate.Of(state, c.agent))
+		if err != nil {
+			return nil, err
+		}
+		var req *assembly.Request
+		stale := false
+		err = v.View(ctx, c.id, func(s *session.Session) error {
+			if stale = s.LastSeq() != last; stale {
+				return nil
+			}
+			req, err = c.assemble(ctx, s, ts)
+			return err
+		})
+		if err != nil || !stale {
+			return req, err
+		}
+	}
+}
+
+// assemble builds the request from the session and the tools; the
+// agent's latest summary stands in for the events it covers.
+func (c *Conversation) assemble(ctx context.Context, s *session.Session, ts []tools.Tool) (*assembly.Request, error) {
 	from, summary, cat := c.summaryOf(s.Events)
 	var after []int
 	if cat >= 0 {

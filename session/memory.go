@@ -87,6 +87,20 @@ func (m *MemoryStore) Get(ctx context.Context, id string) (*Session, error) {
 	return ms.s.Clone(), nil
 }
 
+// View implements Viewer: fn sees the session under its lock, uncopied.
+func (m *MemoryStore) View(ctx context.Context, id string, fn func(*Session) error) error {
+	ms, err := m.lookup(ctx, id)
+	if err != nil {
+		return err
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if ms.deleted {
+		return notFound(id)
+	}
+	return fn(&ms.s)
+}
+
 // State implements Store.
 func (m *MemoryStore) State(ctx context.Context, id string) (map[string]string, int64, error) {
 	ms, err := m.lookup(ctx, id)

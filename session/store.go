@@ -64,6 +64,15 @@ type Store interface {
 	Close() error
 }
 
+// Viewer is a Store that can show a session without copying it, for
+// readers that only look (building a model request reads every event).
+// View calls fn with the session as stored, while no append to it can
+// run; fn must not change the session, keep it after returning, or call
+// the store. A missing session is ErrNotFound, and fn's error is View's.
+type Viewer interface {
+	View(ctx context.Context, id string, fn func(*Session) error) error
+}
+
 // BuildFunc computes events from a session's current state (a copy the
 // function may change) and the Seq of its newest event. See
 // Store.AppendFunc.
