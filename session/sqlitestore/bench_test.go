@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/session/sqlitestore"
 )
 
 // BenchmarkAppend measures one durable append (fsync'd WAL commit) of a
@@ -46,4 +47,54 @@ func reportPercentiles(b *testing.B, took []time.Duration) {
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(took[len(took)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkStep is one runner step's store calls: Get, State, then an
+// AppendFunc of an assistant event and a tool result with a two-key delta
+// (one durable commit). A session takes 20 steps (40 events) before a
+// fresh one replaces it.
+func BenchmarkStep(b *testing.B) {
+	for _, mode := range cacheModes {
+		b.Run(mode.name, func(b *testing.B) {
+			ctx := context.Background()
+			st := openStore(b, filepath.Join(b.TempDir(), "bench.db"), &sqlitestore.Options{CacheSessions: mode.cache})
+			var id string
+			n := 0
+			step := func() {
+				if n%20 == 0 {
+					b.StopTimer()
+					s, err := st.Create(ctx, "", nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					id = s.ID
+					b.StartTimer()
+				}
+				if _, err := st.Get(ctx, id); err != nil {
+					b.Fatal(err)
+				}
+				if _, _, err := st.State(ctx, id); err != nil {
+					b.Fatal(err)
+				}
+				name := fmt.Sprintf("skill-%d", n%8)
+				call := fmt.Sprint("c", n)
+				_, err := st.AppendFunc(ctx, id, func(map[string]string, int64) ([]session.Event, error) {
+					return []session.Event{
+						{Kind: session.KindAssistant, Agent: "assistant", ToolCalls: []session.ToolCall{{ID: call, Name: "skill_load", Arguments: `{"skill":"` + name + `"}`}}},
+						{Kind: session.KindTool, Agent: "assistant", ToolCallID: call, ToolName: "skill_load", Text: "loaded: " + name, StateDelta: map[string]*string{
+							"temp:skill:loaded_by_agent:assistant/" + name: session.Ptr("1"),
+							"temp:skill:docs_by_agent:assistant/" + name:   session.Ptr("*"),
+						}},
+					}, nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			for b.Loop() {
+				step()
+			}
+		})
+	}
 }

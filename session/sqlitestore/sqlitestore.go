@@ -7,7 +7,15 @@
 // transaction that assigns the Seq, inserts the event and applies its
 // StateDelta. Writers in one process share a single connection; other
 // processes opening the same file wait for the write lock up to
-// Options.BusyTimeout. Readers never block writers.
+// Options.BusyTimeout. Readers never wait for writers (a read borrows the
+// writer's connection for its first query only when that is idle).
+//
+// A Store keeps the recently used sessions in memory (Options.CacheSessions),
+// so reading a session costs one small query plus reading the events added
+// since, not a read of every event. The file stays the truth: every use of
+// a cached copy first checks it against the file's row for the session, so
+// writes by other processes, deletions and sessions created again under
+// the same ID are seen at once.
 //
 //	st, err := sqlitestore.Open(ctx, "sessions.db", nil)
 //	if err != nil { ... }
@@ -29,7 +37,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -63,22 +70,37 @@ var (
 // Options configures a Store. Nil or the zero value means defaults.
 type Options struct {
 	// AppendHook runs around every Append, inside its transaction (see
-	// session.AppendHook). With a hook set, Append loads the whole session
-	// to give the hook its snapshot, so appends cost O(events).
+	// session.AppendHook). With a hook set, every appended event hands the
+	// hook a copy of the whole session, so appends cost O(events) in
+	// copying (and a full read of the file when the session is not
+	// cached).
 	AppendHook session.AppendHook
 	// BusyTimeout bounds the wait for another process's write lock.
 	// Zero means DefaultBusyTimeout; negative is invalid.
 	BusyTimeout time.Duration
+	// CacheSessions bounds how many sessions the Store keeps in memory,
+	// least recently used evicted first. A cached session holds its
+	// events and state, so reads, State and AppendFunc read only what was
+	// added since; one that is not cached is read whole. Zero means
+	// DefaultCacheSessions; negative disables the cache.
+	CacheSessions int
 }
 
 // Store is a session.Store backed by one SQLite file. It is safe for
 // concurrent use, and several processes may open the same file.
 type Store struct {
-	path   string
-	hook   session.AppendHook
-	w      *sql.DB // one connection: serializes this process's writers
-	r      *sql.DB // readers, concurrent with the writer under WAL
-	closed atomic.Bool
+	path string
+	hook session.AppendHook
+	w    *sql.DB // one connection: serializes this process's writers
+	r    *sql.DB // readers, concurrent with the writer under WAL
+	// writing is held while w's connection is in use, by writers for a
+	// whole transaction and by readers for one short query when they
+	// find it free (see snapshot).
+	writing chan struct{}
+	ws      writeStmts
+	rs      readStmts
+	cache   *cache // nil when disabled
+	closed  atomic.Bool
 }
 
 var _ session.Store = (*Store)(nil)
@@ -125,7 +147,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	s := &Store{path: abs, hook: o.AppendHook, w: w}
+	s := &Store{path: abs, hook: o.AppendHook, w: w, writing: make(chan struct{}, 1), cache: newCache(o.CacheSessions)}
 	if err := s.migrate(ctx); err != nil {
 		_ = w.Close()
 		return nil, err
@@ -141,6 +163,13 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	}
 	r.SetMaxOpenConns(4)
 	s.r = r
+	if err := errors.Join(prepare(ctx, w, s.ws.targets()), prepare(ctx, r, s.rs.targets())); err != nil {
+		_ = closeStmts(s.ws.targets())
+		_ = closeStmts(s.rs.targets())
+		_ = w.Close()
+		_ = r.Close()
+		return nil, fmt.Errorf("sqlitestore %s: open: %w", abs, err)
+	}
 	return s, nil
 }
 
@@ -195,7 +224,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
-	return errors.Join(s.w.Close(), s.r.Close())
+	return errors.Join(closeStmts(s.ws.targets()), closeStmts(s.rs.targets()), s.w.Close(), s.r.Close())
 }
 
 // Create implements session.Store.
@@ -220,51 +249,183 @@ func (s *Store) Create(ctx context.Context, id string, meta map[string]string) (
 		return nil, s.wrap(id, "create", err)
 	}
 	created := time.Now().UTC().Round(0)
+	if err := s.lockWriter(ctx); err != nil {
+		return nil, s.wrap(id, "create", err)
+	}
 	res, err := s.w.ExecContext(ctx,
 		`INSERT INTO sessions (id, created_ns, meta) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		id, created.UnixNano(), string(metaJSON))
+	s.unlockWriter()
 	if err != nil {
 		return nil, s.wrap(id, "create", err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return nil, s.wrap(id, "create", errors.Join(fmt.Errorf("%w; pick another ID or leave it empty", session.ErrExists), err))
 	}
-	return &session.Session{ID: id, Created: created, Meta: maps.Clone(meta), State: map[string]string{}, Events: []session.Event{}}, nil
+	p := &snapshot{created: created.UnixNano(), meta: maps.Clone(meta), events: []session.Event{}, state: map[string]string{}}
+	s.cache.put(id, p)
+	return p.session(id), nil
 }
 
-// Get implements session.Store. The snapshot is read in one transaction, so
+// Get implements session.Store. The snapshot is one read of the file, so
 // its events and state agree.
 func (s *Store) Get(ctx context.Context, id string) (*session.Session, error) {
 	if s.closed.Load() {
 		return nil, session.ErrClosed
 	}
-	tx, err := s.r.BeginTx(ctx, nil)
+	p, err := s.snapshot(ctx, nil, id, nil)
 	if err != nil {
 		return nil, s.wrap(id, "get", err)
 	}
-	defer func() { _ = tx.Rollback() }()
-	sess, err := loadSession(ctx, tx, id)
-	if err != nil {
-		return nil, s.wrap(id, "get", err)
-	}
-	return sess, nil
+	return p.session(id), nil
 }
 
-// State implements session.Store.
+// State implements session.Store. A session that is not cached has its
+// state table read, not its events, and stays uncached.
 func (s *Store) State(ctx context.Context, id string) (map[string]string, int64, error) {
 	if s.closed.Load() {
 		return nil, 0, session.ErrClosed
 	}
-	tx, err := s.r.BeginTx(ctx, nil)
+	if s.cache.get(id) == nil {
+		tx, err := s.r.BeginTx(ctx, nil) // two reads, one snapshot
+		if err != nil {
+			return nil, 0, s.wrap(id, "state", err)
+		}
+		defer func() { _ = tx.Rollback() }()
+		pos, err := readPos(ctx, tx.StmtContext(ctx, s.rs.pos), id)
+		if err != nil {
+			return nil, 0, s.wrap(id, "state", err)
+		}
+		state, err := readState(ctx, tx.StmtContext(ctx, s.rs.state), id)
+		if err != nil {
+			return nil, 0, s.wrap(id, "state", err)
+		}
+		return state, pos.lastSeq, nil
+	}
+	p, err := s.snapshot(ctx, nil, id, nil)
 	if err != nil {
 		return nil, 0, s.wrap(id, "state", err)
 	}
-	defer func() { _ = tx.Rollback() }()
-	state, last, err := readState(ctx, tx, id)
-	if err != nil {
-		return nil, 0, s.wrap(id, "state", err)
+	return maps.Clone(p.state), p.lastSeq, nil
+}
+
+// snapshot returns session id as the file has it now: inside tx, a write
+// transaction in which the session's position pos was read, or with tx
+// (and pos) nil on the reader pool.
+func (s *Store) snapshot(ctx context.Context, tx *sql.Tx, id string, pos *position) (*snapshot, error) {
+	st := &s.rs
+	if tx != nil {
+		st = &s.ws.readStmts
 	}
-	return state, last, nil
+	bind := func(p *sql.Stmt) *sql.Stmt {
+		if tx == nil {
+			return p
+		}
+		return tx.StmtContext(ctx, p)
+	}
+	var p *snapshot
+	var err error
+	if tx == nil && s.tryLockWriter() {
+		// The writer's connection, when free, has the pages the last
+		// write touched in its cache; a reader connection drops its
+		// whole cache after every write, and reading them back cost more
+		// than the query itself. Only this short check runs there.
+		p, err = s.cached(ctx, bind, &s.ws.readStmts, id, pos)
+		s.unlockWriter()
+	} else {
+		p, err = s.cached(ctx, bind, st, id, pos)
+	}
+	if p == nil && err == nil {
+		if tx == nil {
+			// Three reads: one transaction keeps them one snapshot.
+			rtx, err := s.r.BeginTx(ctx, nil)
+			if err != nil {
+				return nil, err
+			}
+			defer func() { _ = rtx.Rollback() }()
+			tx = rtx
+		}
+		if p, err = load(ctx, bind, st, id); err == nil {
+			s.cache.put(id, p)
+		}
+	}
+	if errors.Is(err, session.ErrNotFound) {
+		s.cache.drop(id)
+	}
+	return p, err
+}
+
+// cached returns the cached copy of session id checked against the file
+// (pos, or one qPos query when pos is nil) and caught up with it; nil
+// when there is none or it cannot be caught up, so the caller reads the
+// session whole.
+func (s *Store) cached(ctx context.Context, bind func(*sql.Stmt) *sql.Stmt, st *readStmts, id string, pos *position) (*snapshot, error) {
+	base := s.cache.get(id)
+	if base == nil {
+		return nil, nil
+	}
+	if pos == nil {
+		p, err := readPos(ctx, bind(st.pos), id)
+		if err != nil {
+			return nil, err
+		}
+		pos = &p
+	}
+	switch {
+	case pos.created != base.created || pos.lastSeq < base.lastSeq:
+		return nil, nil
+	case pos.lastSeq == base.lastSeq:
+		return base, nil
+	}
+	p, ok, err := catchUp(ctx, bind(st.head), id, base)
+	if err != nil || !ok {
+		return nil, err
+	}
+	s.cache.put(id, p)
+	return p, nil
+}
+
+// lockWriter takes the writer connection, waiting for it as long as ctx
+// allows.
+func (s *Store) lockWriter(ctx context.Context) error {
+	select {
+	case s.writing <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// tryLockWriter takes the writer connection if it is free.
+func (s *Store) tryLockWriter() bool {
+	select {
+	case s.writing <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *Store) unlockWriter() { <-s.writing }
+
+// beginWrite takes the writer connection and begins a write transaction
+// on it (BEGIN IMMEDIATE: the file's write lock is taken now); endWrite
+// rolls back what was not committed and gives the connection back.
+func (s *Store) beginWrite(ctx context.Context) (*sql.Tx, error) {
+	if err := s.lockWriter(ctx); err != nil {
+		return nil, err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		s.unlockWriter()
+		return nil, err
+	}
+	return tx, nil
+}
+
+func (s *Store) endWrite(tx *sql.Tx) {
+	_ = tx.Rollback()
+	s.unlockWriter()
 }
 
 // Append implements session.Store.
@@ -276,23 +437,43 @@ func (s *Store) Append(ctx context.Context, id string, ev session.Event) (sessio
 	if err != nil {
 		return session.Event{}, s.wrap(id, "append", err)
 	}
-	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE: take the write lock now
+	tx, err := s.beginWrite(ctx)
 	if err != nil {
 		return session.Event{}, s.wrap(id, "append", err)
 	}
-	defer func() { _ = tx.Rollback() }()
+	defer s.endWrite(tx)
+	pos, err := readPos(ctx, tx.StmtContext(ctx, s.ws.pos), id)
+	if err != nil {
+		return session.Event{}, s.wrap(id, "append", err)
+	}
+	// base is the session before the event, when known; without a hook
+	// nothing needs it, so it is only the cached copy if that is current.
+	var base *snapshot
 	var snap *session.Session
 	if s.hook != nil {
-		if snap, err = loadSession(ctx, tx, id); err != nil {
+		if base, err = s.snapshot(ctx, tx, id, &pos); err != nil {
 			return session.Event{}, s.wrap(id, "append", err)
 		}
+		snap = base.session(id)
+	} else if c := s.cache.get(id); c != nil && c.created == pos.created && c.lastSeq == pos.lastSeq {
+		base = c
 	}
-	commit := func(e *session.Event) error { return insertEvent(ctx, tx, id, e) }
+	var stored session.Event
+	commit := func(e *session.Event) (err error) {
+		stored, err = insertEvent(ctx, tx, &s.ws, id, e, &pos)
+		return err
+	}
 	if err := driver.RunHook(ctx, s.hook, snap, &e, commit); err != nil {
+		return session.Event{}, s.wrap(id, "append", err)
+	}
+	if err := advance(ctx, tx, &s.ws, id, pos); err != nil {
 		return session.Event{}, s.wrap(id, "append", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return session.Event{}, s.wrap(id, "append: commit", err)
+	}
+	if base != nil {
+		s.cache.put(id, base.extend(stored, e.StateDelta))
 	}
 	return e.Clone(), nil
 }
@@ -303,16 +484,29 @@ func (s *Store) AppendFunc(ctx context.Context, id string, build session.BuildFu
 	if s.closed.Load() {
 		return nil, session.ErrClosed
 	}
-	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE: take the write lock now
+	tx, err := s.beginWrite(ctx)
 	if err != nil {
 		return nil, s.wrap(id, "append", err)
 	}
-	defer func() { _ = tx.Rollback() }()
-	state, last, err := readState(ctx, tx, id)
+	defer s.endWrite(tx)
+	// Read under the write lock: what is read stays current until the
+	// commit. cur, the whole session, is kept only for a hook or a cached
+	// copy; otherwise the state table is all build needs.
+	pos, err := readPos(ctx, tx.StmtContext(ctx, s.ws.pos), id)
 	if err != nil {
 		return nil, s.wrap(id, "append", err)
 	}
-	evs, err := build(state, last)
+	var cur *snapshot
+	var state map[string]string
+	if s.hook != nil || s.cache.get(id) != nil {
+		if cur, err = s.snapshot(ctx, tx, id, &pos); err != nil {
+			return nil, s.wrap(id, "append", err)
+		}
+		state = maps.Clone(cur.state)
+	} else if state, err = readState(ctx, tx.StmtContext(ctx, s.ws.state), id); err != nil {
+		return nil, s.wrap(id, "append", err)
+	}
+	evs, err := build(state, pos.lastSeq)
 	if err != nil {
 		return nil, s.wrap(id, "append", err)
 	}
@@ -325,48 +519,33 @@ func (s *Store) AppendFunc(ctx context.Context, id string, build session.BuildFu
 		}
 		var snap *session.Session
 		if s.hook != nil {
-			if snap, err = loadSession(ctx, tx, id); err != nil {
-				return nil, s.wrap(id, "append", err)
-			}
+			snap = cur.session(id)
 		}
-		commit := func(e *session.Event) error { return insertEvent(ctx, tx, id, e) }
+		var stored session.Event
+		commit := func(e *session.Event) (err error) {
+			stored, err = insertEvent(ctx, tx, &s.ws, id, e, &pos)
+			return err
+		}
 		if err := driver.RunHook(ctx, s.hook, snap, &e, commit); err != nil {
 			return nil, s.wrap(id, fmt.Sprintf("append event %d of %d", i+1, len(evs)), err)
 		}
+		if cur != nil {
+			cur = cur.extend(stored, e.StateDelta)
+		}
 		out = append(out, e.Clone())
+	}
+	if len(out) > 0 {
+		if err := advance(ctx, tx, &s.ws, id, pos); err != nil {
+			return nil, s.wrap(id, "append", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, s.wrap(id, "append: commit", err)
 	}
+	if cur != nil {
+		s.cache.put(id, cur)
+	}
 	return out, nil
-}
-
-// readState reads a session's state and newest Seq inside q.
-func readState(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, id string) (map[string]string, int64, error) {
-	var last int64
-	if err := q.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, id).Scan(&last); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, 0, driver.NotFound(id)
-		}
-		return nil, 0, err
-	}
-	rows, err := q.QueryContext(ctx, `SELECT key, value FROM state WHERE session_id = ?`, id)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	state := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, 0, err
-		}
-		state[k] = v
-	}
-	return state, last, rows.Err()
 }
 
 // List implements session.Store.
@@ -404,11 +583,11 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if s.closed.Load() {
 		return session.ErrClosed
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.beginWrite(ctx)
 	if err != nil {
 		return s.wrap(id, "delete", err)
 	}
-	defer func() { _ = tx.Rollback() }()
+	defer s.endWrite(tx)
 	for _, q := range []string{`DELETE FROM state WHERE session_id = ?`, `DELETE FROM events WHERE session_id = ?`} {
 		if _, err := tx.ExecContext(ctx, q, id); err != nil {
 			return s.wrap(id, "delete", err)
@@ -424,6 +603,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := tx.Commit(); err != nil {
 		return s.wrap(id, "delete: commit", err)
 	}
+	s.cache.drop(id)
 	return nil
 }
 
@@ -434,151 +614,4 @@ func (s *Store) wrap(id, op string, err error) error {
 		return fmt.Errorf("sqlitestore %s: %s: %w", s.path, op, err)
 	}
 	return fmt.Errorf("sqlitestore %s: session %q: %s: %w", s.path, id, op, err)
-}
-
-// queryer is what loadSession needs from a transaction.
-type queryer interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-func loadSession(ctx context.Context, q queryer, id string) (*session.Session, error) {
-	sess := &session.Session{ID: id, State: map[string]string{}, Events: []session.Event{}}
-	var created int64
-	var meta string
-	err := q.QueryRowContext(ctx, `SELECT created_ns, meta FROM sessions WHERE id = ?`, id).Scan(&created, &meta)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, driver.NotFound(id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	sess.Created = time.Unix(0, created).UTC()
-	if err := json.Unmarshal([]byte(meta), &sess.Meta); err != nil {
-		return nil, fmt.Errorf("corrupt meta column: %w", err)
-	}
-	rows, err := q.QueryContext(ctx, `SELECT seq, id, time_ns, agent, kind, turn, text, tool_calls, tool_call_id, tool_name, is_error, state_delta, loads, summarizes
-		FROM events WHERE session_id = ? ORDER BY seq`, id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var e session.Event
-		var tns int64
-		var kind string
-		var calls, delta, loads sql.NullString
-		if err := rows.Scan(&e.Seq, &e.ID, &tns, &e.Agent, &kind, &e.Turn, &e.Text, &calls, &e.ToolCallID, &e.ToolName, &e.IsError, &delta, &loads, &e.Summarizes); err != nil {
-			return nil, err
-		}
-		e.Kind = session.Kind(kind)
-		e.Time = time.Unix(0, tns).UTC()
-		if calls.Valid {
-			if err := json.Unmarshal([]byte(calls.String), &e.ToolCalls); err != nil {
-				return nil, fmt.Errorf("event %d: corrupt tool_calls column: %w", e.Seq, err)
-			}
-		}
-		if delta.Valid {
-			if err := json.Unmarshal([]byte(delta.String), &e.StateDelta); err != nil {
-				return nil, fmt.Errorf("event %d: corrupt state_delta column: %w", e.Seq, err)
-			}
-		}
-		if loads.Valid {
-			if err := json.Unmarshal([]byte(loads.String), &e.Loads); err != nil {
-				return nil, fmt.Errorf("event %d: corrupt loads column: %w", e.Seq, err)
-			}
-		}
-		sess.Events = append(sess.Events, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	srows, err := q.QueryContext(ctx, `SELECT key, value FROM state WHERE session_id = ?`, id)
-	if err != nil {
-		return nil, err
-	}
-	defer srows.Close()
-	for srows.Next() {
-		var k, v string
-		if err := srows.Scan(&k, &v); err != nil {
-			return nil, err
-		}
-		sess.State[k] = v
-	}
-	return sess, srows.Err()
-}
-
-// minTime and maxTime bound what fits in int64 Unix nanoseconds.
-var (
-	minTime = time.Unix(0, -1<<63).UTC()
-	maxTime = time.Unix(0, 1<<63-1).UTC()
-)
-
-// insertEvent assigns e's Seq and Turn, inserts it and applies its delta,
-// all inside tx.
-func insertEvent(ctx context.Context, tx *sql.Tx, id string, e *session.Event) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if e.Time.Before(minTime) || e.Time.After(maxTime) {
-		return fmt.Errorf("%w: event.Time %v is outside what the store keeps (%d..%d); pass a time in that range or leave it zero",
-			session.ErrInvalidEvent, e.Time, minTime.Year(), maxTime.Year())
-	}
-	inc := 0
-	if e.Kind.StartsTurn() {
-		inc = 1
-	}
-	err := tx.QueryRowContext(ctx, `UPDATE sessions SET last_seq = last_seq + 1, last_turn = last_turn + ? WHERE id = ? RETURNING last_seq, last_turn`,
-		inc, id).Scan(&e.Seq, &e.Turn)
-	if errors.Is(err, sql.ErrNoRows) {
-		return driver.NotFound(id)
-	}
-	if err != nil {
-		return err
-	}
-	var calls, delta, loads sql.NullString
-	if len(e.ToolCalls) > 0 {
-		b, err := json.Marshal(e.ToolCalls)
-		if err != nil {
-			return err
-		}
-		calls = sql.NullString{String: string(b), Valid: true}
-	}
-	if len(e.StateDelta) > 0 {
-		b, err := json.Marshal(e.StateDelta)
-		if err != nil {
-			return err
-		}
-		delta = sql.NullString{String: string(b), Valid: true}
-	}
-	if len(e.Loads) > 0 {
-		b, err := json.Marshal(e.Loads)
-		if err != nil {
-			return err
-		}
-		loads = sql.NullString{String: string(b), Valid: true}
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO events (session_id, seq, id, time_ns, agent, kind, turn, text, tool_calls, tool_call_id, tool_name, is_error, state_delta, loads, summarizes)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		id, e.Seq, e.ID, e.Time.UnixNano(), e.Agent, string(e.Kind), e.Turn, e.Text, calls, e.ToolCallID, e.ToolName, e.IsError, delta, loads, e.Summarizes); err != nil {
-		return err
-	}
-	keys := make([]string, 0, len(e.StateDelta))
-	for k := range e.StateDelta {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		var err error
-		if v := e.StateDelta[k]; v == nil {
-			_, err = tx.ExecContext(ctx, `DELETE FROM state WHERE session_id = ? AND key = ?`, id, k)
-		} else {
-			_, err = tx.ExecContext(ctx, `INSERT INTO state (session_id, key, value) VALUES (?, ?, ?)
-				ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value`, id, k, *v)
-		}
-		if err != nil {
-			return fmt.Errorf("apply state key %q: %w", k, err)
-		}
-	}
-	return nil
 }

@@ -20,12 +20,23 @@ func openStore(t testing.TB, path string, opts *sqlitestore.Options) *sqlitestor
 	return st
 }
 
+// cacheModes are the settings of Options.CacheSessions every behaviour
+// test runs under: the default cache, and none.
+var cacheModes = []struct {
+	name  string
+	cache int
+}{{"cache", 0}, {"no cache", -1}}
+
 func TestConformance(t *testing.T) {
-	sessiontest.Run(t, func(t *testing.T, opts *session.Options) session.Store {
-		o := &sqlitestore.Options{}
-		if opts != nil {
-			o.AppendHook = opts.AppendHook
-		}
-		return openStore(t, filepath.Join(t.TempDir(), "sessions.db"), o)
-	})
+	for _, mode := range cacheModes {
+		t.Run(mode.name, func(t *testing.T) {
+			sessiontest.Run(t, func(t *testing.T, opts *session.Options) session.Store {
+				o := &sqlitestore.Options{CacheSessions: mode.cache}
+				if opts != nil {
+					o.AppendHook = opts.AppendHook
+				}
+				return openStore(t, filepath.Join(t.TempDir(), "sessions.db"), o)
+			})
+		})
+	}
 }
