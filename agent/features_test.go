@@ -18,6 +18,8 @@ import (
 	"github.com/skillkit/skillkit/assembly"
 	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/model"
+	"github.com/skillkit/skillkit/model/openai"
+	"github.com/skillkit/skillkit/model/openaitest"
 	"github.com/skillkit/skillkit/model/scripted"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/sandbox"
@@ -40,17 +42,32 @@ func kitOf(t *testing.T, o skillkit.Options) (*skillkit.Kit, session.Store) {
 	return kit, store
 }
 
-// script is a scripted model of steps.
-func script(t *testing.T, steps ...scripted.Step) *scripted.Model {
+// httpModel is the openai adapter over real HTTP to a scripted Chat
+// Completions server on 127.0.0.1: the runner's features are tested
+// through the path a real provider takes.
+type httpModel struct {
+	*openai.Model
+	srv *openaitest.Server
+}
+
+// Played is how many requests reached the server.
+func (h httpModel) Played() int { return len(h.srv.Exchanges()) }
+
+// script is a model playing steps over HTTP. Requests the script's
+// expectations refuse fail the test at its end, even when the run's own
+// error was expected.
+func script(t *testing.T, steps ...scripted.Step) httpModel {
 	t.Helper()
 	if len(steps) == 0 { // a model New checks the options against, never asked
 		steps = []scripted.Step{{Text: "unused"}}
 	}
-	m, err := scripted.New(&scripted.Script{Steps: steps}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	srv, m := serve(t, steps...)
+	t.Cleanup(func() {
+		if err := srv.Err(); err != nil {
+			t.Errorf("the scripted server refused requests: %v", err)
+		}
+	})
+	return httpModel{m, srv}
 }
 
 func newAgent(t *testing.T, kit *skillkit.Kit, name string, m model.Model, o *agent.Options) *agent.Agent {
