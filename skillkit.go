@@ -88,7 +88,9 @@ type Options struct {
 	// Agents configures the named agents, each instead of Agent.
 	Agents map[string]AgentOptions
 	// Exec, when set, gives every agent the workspace_exec tool, which runs
-	// commands in the session's workspace. Nil means no execution.
+	// commands in the session's workspace, and its companions for
+	// background commands (workspace_exec_read, workspace_exec_write,
+	// workspace_exec_kill). Nil means no execution.
 	Exec *ExecOptions
 }
 
@@ -113,10 +115,13 @@ type AgentOptions struct {
 	// leaves earlier skills loaded but their instructions unseen.
 	FallbackOnSummary bool
 	// SkillTools names the skill tools the agent offers, in order: any of
-	// tools.DefaultNames and, when Options.Exec is set, workspace_exec.
-	// Nil offers them all (workspace_exec last); tools.DefaultNames() is
-	// the knowledge-only profile — instructions and documents, no
-	// commands — for an agent of a kit that runs commands for others.
+	// tools.DefaultNames and, when Options.Exec is set, workspace_exec and
+	// its companions (tools.ExecToolNames), which follow workspace_exec
+	// when none of them is named (tools.WithExecCompanions). Nil offers
+	// them all (workspace_exec and its companions last);
+	// tools.DefaultNames() is the knowledge-only profile — instructions
+	// and documents, no commands — for an agent of a kit that runs
+	// commands for others.
 	SkillTools []string
 	// Tools are the agent's own tools, offered after the skill tools (and
 	// workspace_exec). Their names must differ from those and each other.
@@ -168,8 +173,8 @@ type ExecOptions struct {
 	// sessions' workspaces beside it.
 	Workspaces *workspace.Manager
 	// Tool bounds each command (timeouts, resources, network, collected
-	// outputs); nil means defaults. A MaxTimeout above what the runner
-	// accepts is an error.
+	// outputs, background commands); nil means defaults. A MaxTimeout
+	// above what the runner accepts is an error.
 	Tool *tools.ExecOptions
 	// Env, when set, supplies variables for each command from the
 	// context of the call (a per-user token the application put there,
@@ -230,11 +235,9 @@ func (k *Kit) init(ctx context.Context, o Options) error {
 	}
 	var exec []tools.Tool
 	if o.Exec != nil {
-		t, err := k.execTool(ctx, *o.Exec)
-		if err != nil {
+		if exec, err = k.execTools(ctx, *o.Exec); err != nil {
 			return err
 		}
-		exec = []tools.Tool{t}
 	}
 	if k.agent, err = configure("Options.Agent", o.Agent, exec); err != nil {
 		return err
@@ -289,16 +292,16 @@ func (k *Kit) sources(o Options) ([]source.Source, error) {
 	return srcs, nil
 }
 
-// execTool builds workspace_exec from the options.
-func (k *Kit) execTool(ctx context.Context, e ExecOptions) (tools.Tool, error) {
+// execTools builds workspace_exec and its companions from the options.
+func (k *Kit) execTools(ctx context.Context, e ExecOptions) ([]tools.Tool, error) {
 	runner := e.Runner
 	switch {
 	case runner != nil && e.Isolated != nil:
-		return tools.Tool{}, errors.New("skillkit: Options.Exec sets both Runner and Isolated; Isolated configures the runner the kit makes, so set one of them")
+		return nil, errors.New("skillkit: Options.Exec sets both Runner and Isolated; Isolated configures the runner the kit makes, so set one of them")
 	case runner == nil:
 		r, err := sandbox.NewIsolated(e.Isolated)
 		if err != nil {
-			return tools.Tool{}, fmt.Errorf("skillkit: Options.Exec: the isolated sandbox: %w", err)
+			return nil, fmt.Errorf("skillkit: Options.Exec: the isolated sandbox: %w", err)
 		}
 		if c, ok := r.(io.Closer); ok {
 			k.closers = append(k.closers, c.Close)
@@ -310,16 +313,19 @@ func (k *Kit) execTool(ctx context.Context, e ExecOptions) (tools.Tool, error) {
 	if wm == nil {
 		m, err := workspace.NewTemp(ctx, nil)
 		if err != nil {
-			return tools.Tool{}, fmt.Errorf("skillkit: Options.Exec: temporary workspaces: %w", err)
+			return nil, fmt.Errorf("skillkit: Options.Exec: temporary workspaces: %w", err)
 		}
 		k.closers = append(k.closers, func() error { return m.Discard(context.Background()) })
 		wm = m
 	}
-	t, err := tools.WorkspaceExec(tools.WorkspaceExecConfig{Runner: runner, Workspaces: wm, Options: e.Tool})
+	et, err := tools.WorkspaceExecTools(tools.WorkspaceExecConfig{Runner: runner, Workspaces: wm, Options: e.Tool})
 	if err != nil {
-		return tools.Tool{}, fmt.Errorf("skillkit: Options.Exec: %w", err)
+		return nil, fmt.Errorf("skillkit: Options.Exec: %w", err)
 	}
-	return t, nil
+	// Closed first: background commands end before their workspaces and
+	// sandbox go, even in a Manager the caller keeps.
+	k.closers = append(k.closers, et.Close)
+	return et.Tools(), nil
 }
 
 // configure checks one agent's options and lists all its tools.
@@ -333,10 +339,11 @@ func configure(field string, o AgentOptions, exec []tools.Tool) (agentConfig, er
 		switch {
 		case len(o.SkillTools) == 0:
 			return agentConfig{}, fmt.Errorf("skillkit: %s.SkillTools is empty; leave it nil for every skill tool, or name the ones to offer", field)
-		case len(exec) == 0 && slices.Contains(o.SkillTools, tools.WorkspaceExecName):
-			return agentConfig{}, fmt.Errorf("skillkit: %s.SkillTools names %s, but Options.Exec is not set; set Exec to run commands, or leave %s out", field, tools.WorkspaceExecName, tools.WorkspaceExecName)
+		case len(exec) == 0 && slices.ContainsFunc(o.SkillTools, isExecName):
+			n := o.SkillTools[slices.IndexFunc(o.SkillTools, isExecName)]
+			return agentConfig{}, fmt.Errorf("skillkit: %s.SkillTools names %s, but Options.Exec is not set; set Exec to run commands, or leave %s out", field, n, n)
 		}
-		sel, err := tools.Select(o.SkillTools, exec...)
+		sel, err := tools.Select(tools.WithExecCompanions(o.SkillTools), exec...)
 		if err != nil {
 			return agentConfig{}, fmt.Errorf("skillkit: %s.SkillTools: %w", field, err)
 		}
@@ -354,6 +361,9 @@ func configure(field string, o AgentOptions, exec []tools.Tool) (agentConfig, er
 	}
 	return agentConfig{opts: o, all: all}, nil
 }
+
+// isExecName reports whether name is workspace_exec or a companion.
+func isExecName(name string) bool { return slices.Contains(tools.ExecToolNames(), name) }
 
 // convOptions are the conversation options of an agent.
 func convOptions(o AgentOptions, all []tools.Tool, skills func(context.Context) *registry.Snapshot) *conversation.Options {
@@ -531,8 +541,9 @@ func (oc openConfig) apply(c agentConfig) ([]tools.Tool, AgentOptions, error) {
 	return all, o, nil
 }
 
-// Close releases what the kit made: its in-memory store, its sandbox and
-// its temporary workspaces. What the caller passed in stays open.
+// Close releases what the kit made: its background commands (killed),
+// its in-memory store, its sandbox and its temporary workspaces. What the
+// caller passed in stays open.
 // Close may be called more than once and from several goroutines; Open
 // fails after it.
 func (k *Kit) Close() error {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,11 @@ func TestNewChecksEveryOption(t *testing.T) {
 			"ExecOptions.MaxTimeout 1h0m0s exceeds the runner's own maximum 1m0s"},
 		{"workspace_exec named without Exec", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{SkillTools: []string{tools.LoadName, tools.WorkspaceExecName}}},
 			"skillkit: Options.Agent.SkillTools names workspace_exec, but Options.Exec is not set"},
+		{"a companion named without Exec", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{SkillTools: []string{tools.LoadName, tools.WorkspaceExecKillName}}},
+			"skillkit: Options.Agent.SkillTools names workspace_exec_kill, but Options.Exec is not set"},
+		{"background wall time above the runner's", skillkit.Options{Roots: []string{root}, Exec: &skillkit.ExecOptions{Runner: unconfined(t, 0),
+			Tool: &tools.ExecOptions{Background: tools.BackgroundOptions{MaxWallTime: 1000 * time.Hour}}}},
+			"ExecOptions.Background.MaxWallTime 1000h0m0s exceeds the runner's MaxStartTimeout 1h0m0s"},
 		{"unknown skill tool", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{SkillTools: []string{"skill_lod"}}},
 			`skillkit: Options.Agent.SkillTools: tools: unknown tool "skill_lod"; available:`},
 		{"empty skill tools", skillkit.Options{Roots: []string{root}, Agent: skillkit.AgentOptions{SkillTools: []string{}}},
@@ -226,8 +232,13 @@ func TestExecWorkspacePerSession(t *testing.T) {
 	defer wm.Discard(context.Background())
 	k := newKit(t, skillkit.Options{Roots: []string{skills(t)}, Exec: &skillkit.ExecOptions{Runner: unconfined(t, 0), Workspaces: wm}})
 	ts, err := k.Tools(t.Context(), "a")
-	if err != nil || len(ts) != len(tools.DefaultNames())+1 || ts[len(ts)-1].Name != tools.WorkspaceExecName {
-		t.Fatalf("tools %d, %v; want the skill tools and workspace_exec", len(ts), err)
+	if err != nil || len(ts) != len(tools.DefaultNames())+4 || ts[len(ts)-4].Name != tools.WorkspaceExecName {
+		t.Fatalf("tools %d, %v; want the skill tools, workspace_exec and its companions", len(ts), err)
+	}
+	for i, name := range tools.ExecToolNames() {
+		if tl := ts[len(tools.DefaultNames())+i]; tl.Name != name || tl.Builtin() != name || !tl.IsFramework() {
+			t.Errorf("tool %d is %q (builtin %q); want the skill tool %s", i, tl.Name, tl.Builtin(), name)
+		}
 	}
 	exec := func(session, command string) string {
 		c, err := k.Open(t.Context(), session, "a")
@@ -246,6 +257,51 @@ func TestExecWorkspacePerSession(t *testing.T) {
 	}
 	if got := exec("two sessions can have spaces", "cat work/note.txt || echo none"); !strings.Contains(got, `"stdout":"none\n"`) {
 		t.Errorf("session two sees session one's file: %s", got)
+	}
+}
+
+// TestCloseKillsBackgroundCommands: a background command started through
+// a kit ends when the kit closes, even in a workspace Manager the caller
+// keeps open.
+func TestCloseKillsBackgroundCommands(t *testing.T) {
+	wm, err := workspace.NewTemp(t.Context(), &workspace.Options{PlainDirs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wm.Discard(context.Background())
+	k, err := skillkit.New(t.Context(), &skillkit.Options{Roots: []string{skills(t)}, Exec: &skillkit.ExecOptions{Runner: unconfined(t, 0), Workspaces: wm}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := k.Open(t.Context(), "bg", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The shell writes its pid, which exec hands to cat.
+	res, err := c.Call(t.Context(), tools.WorkspaceExecName, []byte(`{"command":"echo $$ > work/pid; exec cat","background":true}`))
+	if err != nil || res.IsError || !strings.Contains(res.Text, `"status":"running"`) {
+		t.Fatalf("start: %v %s", err, res.Text)
+	}
+	ws, err := wm.Open(t.Context(), workspace.IDFor("bg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); pid == 0; {
+		b, _ := os.ReadFile(filepath.Join(ws.WorkDir(), "pid"))
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		if pid == 0 && time.Now().After(deadline) {
+			t.Fatal("the command never wrote its pid")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Close waits for the command's end: it is gone (or a zombie of an
+	// init that has not reaped it yet, whose command line is empty).
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && len(b) > 0 {
+		t.Errorf("the background command (pid %d, %q) outlived the kit", pid, b)
 	}
 }
 
@@ -303,6 +359,7 @@ func TestSkillToolsAndEnv(t *testing.T) {
 		Agents: map[string]skillkit.AgentOptions{
 			"reader": {SkillTools: tools.DefaultNames()},
 			"loader": {SkillTools: []string{tools.LoadName, tools.WorkspaceExecName}},
+			"reaper": {SkillTools: []string{tools.WorkspaceExecName, tools.WorkspaceExecKillName}},
 		},
 		Exec: &skillkit.ExecOptions{Runner: unconfined(t, 0), Workspaces: wm, Env: func(ctx context.Context) map[string]string {
 			tok, _ := ctx.Value(tokenKey{}).(string)
@@ -310,8 +367,10 @@ func TestSkillToolsAndEnv(t *testing.T) {
 		}}})
 	for agent, want := range map[string][]string{
 		"reader": tools.DefaultNames(),
-		"loader": {tools.LoadName, tools.WorkspaceExecName},
-		"other":  append(tools.DefaultNames(), tools.WorkspaceExecName),
+		// The companions follow workspace_exec unless one is named.
+		"loader": {tools.LoadName, tools.WorkspaceExecName, tools.WorkspaceExecReadName, tools.WorkspaceExecWriteName, tools.WorkspaceExecKillName},
+		"reaper": {tools.WorkspaceExecName, tools.WorkspaceExecKillName},
+		"other":  append(tools.DefaultNames(), tools.ExecToolNames()...),
 	} {
 		ts, err := k.Tools(t.Context(), agent)
 		if err != nil {

@@ -137,6 +137,15 @@ func (g Guidance) Validate() error {
 // GuidanceHeader opens the default tooling guidance.
 const GuidanceHeader = "Tooling and workspace guidance:"
 
+// companion formats the phrase for the companion tool shipped as name,
+// under the name the agent offers it by, or "" when it does not.
+func companion(named map[string]string, name, phrase string) string {
+	if n, ok := named[name]; ok {
+		return fmt.Sprintf(phrase, n)
+	}
+	return ""
+}
+
 // guidance returns the tooling guidance for the agent's tools, "" for
 // none.
 func (o *CatalogOptions) guidance(toolset []tools.Tool) string {
@@ -179,6 +188,11 @@ func (o *CatalogOptions) guidance(toolset []tools.Tool) string {
 			line = "- " + n + " runs a shell command in this session's workspace: a loaded skill's files are under skills/<name>/, write results to out/, and name the files to return with output globs."
 		}
 		lines = append(lines, line)
+	}
+	if r, ok := named[tools.WorkspaceExecReadName]; ok {
+		lines = append(lines, "- A command that keeps running (a server, a watcher) starts with background: true and returns a handle; "+
+			r+" reads its new output"+companion(named, tools.WorkspaceExecWriteName, ", %s writes to its input")+
+			companion(named, tools.WorkspaceExecKillName, ", %s stops it")+".")
 	}
 	if len(lines) == 0 {
 		return ""

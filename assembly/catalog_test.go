@@ -217,6 +217,26 @@ func TestCatalogRenderAndGuidance(t *testing.T) {
 			t.Fatalf("%v %+v", err, ev)
 		}
 	})
+	t.Run("background companions", func(t *testing.T) {
+		r, err := sandbox.NewUnconfinedLocal(&sandbox.LocalOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wm, err := workspace.NewTemp(t.Context(), &workspace.Options{PlainDirs: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = wm.Discard(context.Background()) })
+		et, err := tools.WorkspaceExecTools(tools.WorkspaceExecConfig{Runner: r, Workspaces: wm})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = et.Close() })
+		ev, err := assembly.CatalogEvent(ctx, map[string]string{}, "main", full, append(loadOnly, et.Tools()...), &assembly.CatalogOptions{Format: assembly.FormatList})
+		if err != nil || !strings.HasSuffix(ev.Text, "returns a handle; workspace_exec_read reads its new output, workspace_exec_write writes to its input, workspace_exec_kill stops it.") {
+			t.Fatalf("%v %+v", err, ev)
+		}
+	})
 	t.Run("a guidance change appends a replacement", func(t *testing.T) {
 		state := map[string]string{}
 		o := assembly.CatalogOptions{Format: assembly.FormatList}

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillkit/skillkit/internal/proctest"
 	"golang.org/x/sys/unix"
 )
 
@@ -481,9 +482,9 @@ func TestConfineCrashLeftovers(t *testing.T) {
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	// PDEATHSIG kills the helper, and with it (PID 1) the namespace.
-	for deadline := time.Now().Add(10 * time.Second); len(processesWithArg(marker)) > 0; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); len(proctest.WithArg(marker)) > 0; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("sandbox processes %v survive the host's kill -9", processesWithArg(marker))
+			t.Fatalf("sandbox processes %v survive the host's kill -9", proctest.WithArg(marker))
 		}
 	}
 	if iso.cgroups == nil {
@@ -530,7 +531,7 @@ func TestCrashVictim(t *testing.T) {
 		_, err := r.Run(context.Background(), Spec{Args: []string{"/bin/sleep", "1000", marker}, Workspace: os.Getenv("SKILLKIT_TEST_CRASH_WS")})
 		done <- err
 	}()
-	for len(processesWithArg(marker)) == 0 {
+	for len(proctest.WithArg(marker)) == 0 {
 		select {
 		case err := <-done:
 			fmt.Println("failed:", err)

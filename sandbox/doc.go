@@ -23,8 +23,11 @@
 // returns a Runner that injects per-call environment variables from the
 // context without overriding keys the caller passed explicitly. Optional
 // capabilities are discovered through the wrappers, io/fs style:
-// [WorkspacePath] (where the command sees the workspace) and [MaxTimeout]
-// (the runner's ceiling).
+// [WorkspacePath] (where the command sees the workspace), [MaxTimeout]
+// (the runner's ceiling) and [Start] (a command left running in the same
+// confinement, with a pipe to its stdin, its output kept in bounded
+// buffers for [Process.Read], and [Process.Kill] for its whole tree; both
+// runners are a [Starter]).
 //
 // The isolated runner re-executes the current binary (/proc/self/exe) as
 // the init process of the new namespaces; this package's init function

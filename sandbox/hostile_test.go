@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/skillkit/skillkit/internal/proctest"
 )
 
 const (
@@ -88,34 +90,6 @@ func startVictim(t *testing.T, env ...string) *exec.Cmd {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
 	return cmd
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
-}
-
-// processesWithArg lists host PIDs whose command line contains arg.
-func processesWithArg(arg string) []int {
-	var pids []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && bytes.Contains(b, []byte(arg)) && alive(pid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 func TestHostile(t *testing.T) {
@@ -220,10 +194,10 @@ func TestHostile(t *testing.T) {
 			return []string{strconv.Itoa(v.Process.Pid)}, Spec{}, func(t *testing.T, mode string, res *Result, err error, _ string) {
 				mustOK(t, res, err)
 				deadline := time.Now().Add(time.Second)
-				for alive(v.Process.Pid) && time.Now().Before(deadline) {
+				for proctest.Alive(v.Process.Pid) && time.Now().Before(deadline) {
 					time.Sleep(5 * time.Millisecond)
 				}
-				wantLeak(t, mode, !alive(v.Process.Pid), res)
+				wantLeak(t, mode, !proctest.Alive(v.Process.Pid), res)
 			}
 		}},
 		{"process count bounded", "fork_count.py", func(t *testing.T) ([]string, Spec, check) {
@@ -325,7 +299,7 @@ func TestHostileForkBombIsolated(t *testing.T) {
 	if !res.TimedOut && !bytes.Contains(res.Stderr, []byte("Cannot fork")) {
 		t.Errorf("want TimedOut or a fork failure; exit %d stderr %q", res.ExitCode, res.Stderr)
 	}
-	if n := len(processesWithArg("fork_bomb.sh")); n != 0 {
+	if n := len(proctest.WithArg("fork_bomb.sh")); n != 0 {
 		t.Errorf("%d fork bomb processes survive on the host", n)
 	}
 }
@@ -353,7 +327,7 @@ func TestHostileGrandchild(t *testing.T) {
 				r := newTestRunner(t, mode, 200*time.Millisecond)
 				marker := "31.41" + strconv.Itoa(10*i+j) + strconv.Itoa(os.Getpid())
 				t.Cleanup(func() {
-					for _, pid := range processesWithArg(marker) {
+					for _, pid := range proctest.WithArg(marker) {
 						_ = syscall.Kill(pid, syscall.SIGKILL)
 					}
 				})
@@ -375,10 +349,10 @@ func TestHostileGrandchild(t *testing.T) {
 				// Isolated: checked at once — the PID namespace is gone by
 				// the time Run returns. Local: SIGKILL is asynchronous, so
 				// wait (bounded) for the killed ones to disappear.
-				left := processesWithArg(marker)
+				left := proctest.WithArg(marker)
 				for deadline := time.Now().Add(2 * time.Second); mode == modeLocal && len(left) > 1 && time.Now().Before(deadline); {
 					time.Sleep(5 * time.Millisecond)
-					left = processesWithArg(marker)
+					left = proctest.WithArg(marker)
 				}
 				switch mode {
 				case modeIsolated:

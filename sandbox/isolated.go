@@ -30,6 +30,9 @@ type IsolatedOptions struct {
 	KillGrace time.Duration
 	// MaxTimeout bounds Spec.Timeout; zero means DefaultMaxTimeout.
 	MaxTimeout time.Duration
+	// MaxStartTimeout bounds Spec.Timeout of Start (background
+	// commands); zero means DefaultMaxStartTimeout.
+	MaxStartTimeout time.Duration
 	// PidsCgroup and MemoryCgroup are the cgroup v1 hierarchies (or
 	// delegated cgroups in them) under which a cgroup per call bounds the
 	// number of tasks and the memory; empty means DefaultPidsCgroup and

@@ -28,6 +28,7 @@ import (
 // isolated runs commands through the re-exec helper (see helper_linux.go).
 type isolated struct {
 	grace, maxTimeout time.Duration
+	maxStart          time.Duration // the ceiling of Start's Spec.Timeout
 	landlock          bool
 	landlockABI       int
 	seccomp           bool
@@ -105,11 +106,15 @@ func NewIsolated(opts *IsolatedOptions) (Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	maxStart, err := startDuration(o.MaxStartTimeout)
+	if err != nil {
+		return nil, err
+	}
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
-	r := &isolated{grace: grace, maxTimeout: maxT, landlock: true, seccomp: true,
+	r := &isolated{grace: grace, maxTimeout: maxT, maxStart: maxStart, landlock: true, seccomp: true,
 		root: os.Geteuid() == 0, uid: os.Getuid(), gid: os.Getgid(), unboundedDisk: o.UnboundedDisk}
 	switch {
 	case o.UID < 0 || o.GID < 0:
@@ -225,6 +230,9 @@ func (r *isolated) Close() error {
 // MaxTimeout implements TimeoutCeiling.
 func (r *isolated) MaxTimeout() time.Duration { return r.maxTimeout }
 
+// MaxStartTimeout implements StartTimeoutCeiling.
+func (r *isolated) MaxStartTimeout() time.Duration { return r.maxStart }
+
 // Name implements Namer.
 func (r *isolated) Name() string { return "isolated" }
 
@@ -315,7 +323,56 @@ func checkReadOnly(paths []string) error {
 
 // Run implements Runner.
 func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
-	p, err := prepare(spec, r.maxTimeout, view{workspace: WorkspaceDir, tmp: "/tmp"})
+	c, err := r.newCall(spec, r.maxTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer c.release()
+	res, err := execute(ctx, c.p, c.cmd, r.grace, c.h)
+	if err != nil && res == nil {
+		return nil, c.fail(err)
+	}
+	return res, err
+}
+
+// Start implements Starter: the command runs in a sandbox of its own,
+// exactly as Run's (the same namespaces, private root, seccomp, Landlock,
+// cgroups and rlimits), with the helper's stdin a pipe the caller writes
+// to and its stdout and stderr drained into bounded buffers; its cgroups
+// and network namespace are released when it ends. Start returns once
+// the helper says the command runs, so a command that cannot start is
+// an error here.
+func (r *isolated) Start(ctx context.Context, spec Spec) (Process, error) {
+	if err := checkStartSpec(spec); err != nil {
+		return nil, err
+	}
+	c, err := r.newCall(spec, r.maxStart)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := startProcess(ctx, c.p, c.cmd, r.grace, c.h, c.release)
+	if err != nil {
+		return nil, c.fail(err)
+	}
+	return pr, nil
+}
+
+// call is one helper, set up and not yet started.
+type call struct {
+	p   *prepared
+	cmd *exec.Cmd
+	h   hooks
+	// release frees what the call holds (sockets, cgroups, the network
+	// namespace) once the helper has ended or failed to start.
+	release func()
+	// fail words an error from starting or running the helper.
+	fail func(error) error
+}
+
+// newCall validates spec against maxTimeout and sets up the helper that
+// runs it: its config, cgroups, sockets, namespaces and hooks.
+func (r *isolated) newCall(spec Spec, maxTimeout time.Duration) (*call, error) {
+	p, err := prepare(spec, maxTimeout, view{workspace: WorkspaceDir, tmp: "/tmp"})
 	if err != nil {
 		return nil, err
 	}
@@ -360,23 +417,34 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
-	defer func() {
+	// What the call holds, freed in reverse order by release.
+	var held []func()
+	release := func() {
+		for i := len(held) - 1; i >= 0; i-- {
+			held[i]()
+		}
+	}
+	held = append(held, func() {
 		if cg != nil {
 			_ = cg.remove()
 		}
-	}()
+	})
 
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
+		release()
 		return nil, fmt.Errorf("sandbox: config socket: %w", err)
 	}
 	cfgW, cfgR := os.NewFile(uintptr(pair[0]), "config"), os.NewFile(uintptr(pair[1]), "config")
 	stR, stW, err := os.Pipe()
 	if err != nil {
 		closeAll(cfgR, cfgW)
+		release()
 		return nil, fmt.Errorf("sandbox: status pipe: %w", err)
 	}
-	defer closeAll(cfgW, stR)
+	// cfgR and stW are the helper's: closed once it started, or here
+	// when it never did (closing twice is harmless).
+	held = append(held, func() { closeAll(cfgW, stR, cfgR, stW) })
 
 	sys := &syscall.SysProcAttr{
 		Pdeathsig: syscall.SIGKILL,
@@ -392,11 +460,12 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 	var netns *os.File
 	if !p.network && r.netns != nil {
 		if netns, err = r.netns.get(); err != nil {
+			release()
 			return nil, fmt.Errorf("sandbox: network namespace: %w", err)
 		}
 		// Back once the call is over: the helper, PID 1, has exited
 		// and with it every process of the command.
-		defer r.netns.put(netns)
+		held = append(held, func() { r.netns.put(netns) })
 	}
 	if !p.network && netns == nil {
 		sys.Cloneflags |= syscall.CLONE_NEWNET
@@ -415,6 +484,7 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 	var st helperStatus
 	statusRead := make(chan error, 1)
 	var commandRuns atomic.Bool
+	ready := make(chan struct{}) // the command runs, or the helper ended
 	gotStatus := false
 	h := hooks{
 		afterStart: func(pid int) error {
@@ -470,6 +540,7 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 			}
 			// The helper answers one byte once the command runs.
 			go func() {
+				defer close(ready)
 				b := make([]byte, 1)
 				if n, _ := cfgW.Read(b); n == 1 {
 					commandRuns.Store(true)
@@ -478,6 +549,7 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 			return nil
 		},
 		notStarted: func() bool { return !commandRuns.Load() },
+		ready:      ready,
 		afterWait: func(res *Result) error {
 			if cg != nil {
 				res.OOMKilled = cg.oomKilled()
@@ -487,16 +559,17 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 			}
 			if !gotStatus {
 				// The helper was killed before reporting: by the
-				// deadline or the memory bound, whose result says so.
-				if res.TimedOut || res.OOMKilled {
+				// deadline, Kill or the memory bound, whose result
+				// says so.
+				if res.TimedOut || res.Killed || res.OOMKilled {
 					return nil
 				}
 				return fmt.Errorf("sandbox: the helper ended (exit status %d) without reporting how the command ended", res.ExitCode)
 			}
 			res.DiskLimit = st.DiskFull
 			if st.Err != "" {
-				if res.TimedOut {
-					return nil // the deadline interrupted the set-up
+				if res.TimedOut || res.Killed {
+					return nil // the deadline or Kill interrupted the set-up
 				}
 				return st.err()
 			}
@@ -508,18 +581,16 @@ func (r *isolated) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if netns != nil {
 		h.start = func(cmd *exec.Cmd) error { return r.forker.start(func() error { return startInNetns(cmd, netns) }) }
 	}
-	res, err := execute(ctx, p, cmd, r.grace, h)
-	if err != nil && res == nil {
-		closeAll(cfgR, stW)
+	fail := func(err error) error {
 		if errors.Is(err, errStart) && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC)) {
-			return nil, &FeatureError{Feature: FeatureUserNamespaces, Err: err}
+			return &FeatureError{Feature: FeatureUserNamespaces, Err: err}
 		}
-		if errors.Is(err, ErrCommandStart) {
-			return nil, err
+		if errors.Is(err, ErrCommandStart) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return err
 		}
-		return nil, fmt.Errorf("sandbox: run %q: %w", p.args[0], err)
+		return fmt.Errorf("sandbox: run %q: %w", p.args[0], err)
 	}
-	return res, err
+	return &call{p: p, cmd: cmd, h: h, release: release, fail: fail}, nil
 }
 
 // readReady waits for the helper's first byte on the config socket. A

@@ -18,6 +18,9 @@ type LocalOptions struct {
 	KillGrace time.Duration
 	// MaxTimeout bounds Spec.Timeout; zero means DefaultMaxTimeout.
 	MaxTimeout time.Duration
+	// MaxStartTimeout bounds Spec.Timeout of Start; zero means
+	// DefaultMaxStartTimeout.
+	MaxStartTimeout time.Duration
 	// Logger receives the warning that the runner is unconfined; nil
 	// means slog.Default().
 	Logger *slog.Logger
@@ -25,7 +28,7 @@ type LocalOptions struct {
 
 // unconfinedLocal runs commands as plain child processes.
 type unconfinedLocal struct {
-	grace, maxTimeout time.Duration
+	grace, maxTimeout, maxStart time.Duration
 }
 
 // NewUnconfinedLocal returns a Runner with NO confinement: the command can
@@ -44,13 +47,17 @@ func NewUnconfinedLocal(opts *LocalOptions) (Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	maxStart, err := startDuration(o.MaxStartTimeout)
+	if err != nil {
+		return nil, err
+	}
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
 	logger.Warn("sandbox: UNCONFINED local runner in use; commands can read and write any file, use the network and signal host processes",
 		slog.String("runner", "unconfined-local"))
-	return &unconfinedLocal{grace: grace, maxTimeout: maxT}, nil
+	return &unconfinedLocal{grace: grace, maxTimeout: maxT, maxStart: maxStart}, nil
 }
 
 // MaxTimeout implements TimeoutCeiling.
@@ -59,29 +66,67 @@ func (l *unconfinedLocal) MaxTimeout() time.Duration { return l.maxTimeout }
 // Name implements Namer.
 func (l *unconfinedLocal) Name() string { return "unconfined-local" }
 
+// MaxStartTimeout implements StartTimeoutCeiling.
+func (l *unconfinedLocal) MaxStartTimeout() time.Duration { return l.maxStart }
+
 // Run implements Runner.
 func (l *unconfinedLocal) Run(ctx context.Context, spec Spec) (*Result, error) {
-	p, err := prepare(spec, l.maxTimeout, view{})
+	p, cmd, err := l.command(spec, l.maxTimeout)
 	if err != nil {
 		return nil, err
+	}
+	res, err := execute(ctx, p, cmd, l.grace, hooks{})
+	if err != nil && res == nil {
+		return nil, localStartErr(p, err)
+	}
+	return res, err
+}
+
+// Start implements Starter: the command runs as Run runs it (its own
+// process group, a clean environment, every process of the group killed
+// at the deadline, by Kill and when the leader exits), with its stdin a
+// pipe and its output kept for Read.
+func (l *unconfinedLocal) Start(ctx context.Context, spec Spec) (Process, error) {
+	if err := checkStartSpec(spec); err != nil {
+		return nil, err
+	}
+	p, cmd, err := l.command(spec, l.maxStart)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := startProcess(ctx, p, cmd, l.grace, hooks{}, func() {})
+	if err != nil {
+		return nil, localStartErr(p, err)
+	}
+	return pr, nil
+}
+
+// command validates spec against maxTimeout and returns the command.
+func (l *unconfinedLocal) command(spec Spec, maxTimeout time.Duration) (*prepared, *exec.Cmd, error) {
+	p, err := prepare(spec, maxTimeout, view{})
+	if err != nil {
+		return nil, nil, err
 	}
 	path, err := lookPath(p.args[0], p.env)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	cmd := &exec.Cmd{Path: path, Args: p.args, Env: p.env, Dir: p.dir}
-	res, err := execute(ctx, p, cmd, l.grace, hooks{})
-	if err != nil && res == nil {
-		if errors.Is(err, errStart) {
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				return nil, fmt.Errorf("%w: %s: %w", ErrCommandStart, p.args[0], pe.Err)
-			}
-			return nil, fmt.Errorf("%w: %s: %w", ErrCommandStart, p.args[0], err)
+	return p, &exec.Cmd{Path: path, Args: p.args, Env: p.env, Dir: p.dir}, nil
+}
+
+// localStartErr words a failure to run the command.
+func localStartErr(p *prepared, err error) error {
+	if errors.Is(err, errStart) {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%w: %s: %w", ErrCommandStart, p.args[0], pe.Err)
 		}
-		return nil, fmt.Errorf("sandbox: run %q: %w", p.args[0], err)
+		return fmt.Errorf("%w: %s: %w", ErrCommandStart, p.args[0], err)
 	}
-	return res, err
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("sandbox: run %q: %w", p.args[0], err)
 }
 
 // durations validates and defaults the kill grace and the maximum timeout.
@@ -99,4 +144,15 @@ func durations(grace, maxTimeout time.Duration) (time.Duration, time.Duration, e
 		maxTimeout = DefaultMaxTimeout
 	}
 	return grace, maxTimeout, nil
+}
+
+// startDuration validates and defaults a maximum Start timeout.
+func startDuration(d time.Duration) (time.Duration, error) {
+	switch {
+	case d < 0:
+		return 0, fmt.Errorf("sandbox: MaxStartTimeout %v is negative; use 0 for the default %v", d, DefaultMaxStartTimeout)
+	case d == 0:
+		return DefaultMaxStartTimeout, nil
+	}
+	return d, nil
 }

@@ -51,7 +51,8 @@ type Spec struct {
 	// Stdin is fed to the command; nil means an empty stdin.
 	Stdin []byte
 	// Timeout bounds the wall-clock time; zero means DefaultTimeout.
-	// Values above the runner's MaxTimeout are an error, not clamped.
+	// Values above the runner's MaxTimeout (for Start, its
+	// MaxStartTimeout) are an error, not clamped.
 	Timeout time.Duration
 	// Limits bounds resources; zero fields mean the documented defaults.
 	Limits Limits
@@ -97,18 +98,21 @@ type Limits struct {
 
 // Defaults for Spec and Limits.
 const (
-	DefaultTimeout      = 60 * time.Second
-	DefaultMaxTimeout   = 10 * time.Minute
-	DefaultKillGrace    = 2 * time.Second
-	DefaultCPUSeconds   = 60
-	DefaultAddressSpace = 2 << 30  // 2 GiB per process
-	DefaultMemory       = 1 << 30  // 1 GiB for all processes together
-	DefaultProcesses    = 256      // tasks, threads included
-	DefaultFileSize     = 64 << 20 // 64 MiB
-	DefaultOpenFiles    = 256
-	DefaultOutputBytes  = 1 << 20 // 1 MiB per stream
-	DefaultDiskBytes    = 1 << 30 // 1 GiB
-	DefaultDiskInodes   = 100_000
+	DefaultTimeout    = 60 * time.Second
+	DefaultMaxTimeout = 10 * time.Minute
+	// DefaultMaxStartTimeout bounds Spec.Timeout of Start: a background
+	// command may run longer than a call.
+	DefaultMaxStartTimeout = time.Hour
+	DefaultKillGrace       = 2 * time.Second
+	DefaultCPUSeconds      = 60
+	DefaultAddressSpace    = 2 << 30  // 2 GiB per process
+	DefaultMemory          = 1 << 30  // 1 GiB for all processes together
+	DefaultProcesses       = 256      // tasks, threads included
+	DefaultFileSize        = 64 << 20 // 64 MiB
+	DefaultOpenFiles       = 256
+	DefaultOutputBytes     = 1 << 20 // 1 MiB per stream
+	DefaultDiskBytes       = 1 << 30 // 1 GiB
+	DefaultDiskInodes      = 100_000
 	// DefaultPath is PATH inside the sandbox unless Spec.Env sets it.
 	DefaultPath = "/usr/local/bin:/usr/bin:/bin"
 )
@@ -121,15 +125,21 @@ type Result struct {
 	// Signal is the signal that killed the command, or 0.
 	Signal int
 	// Stdout and Stderr hold the captured output (head and tail when
-	// truncated).
+	// truncated). A started command's output is read with Process.Read
+	// instead; its Result holds none.
 	Stdout, Stderr []byte
-	// StdoutTruncated and StderrTruncated are set when output was dropped.
+	// StdoutTruncated and StderrTruncated are set when output was dropped
+	// (for a started command: when unread output was dropped).
 	StdoutTruncated, StderrTruncated bool
 	// TimedOut is set when the deadline (Spec.Timeout or the context)
 	// ended the command, at any moment of the call. ExitCode is then
 	// 128+SIGTERM, or 128+SIGKILL when the command outlived the grace
 	// after SIGTERM.
 	TimedOut bool
+	// Killed is set when Process.Kill ended a started command (exit
+	// code 137); a command that ended by itself first reports its own
+	// status. Run never sets it.
+	Killed bool
 	// OOMKilled is set when the memory bound (Limits.Memory) made the
 	// kernel kill a process of the command.
 	OOMKilled bool
@@ -506,7 +516,8 @@ type WorkspaceViewer interface {
 }
 
 // Wrapper is implemented by runners that add behaviour to another runner
-// (as WithEnv does); WorkspacePath and MaxTimeout look through them.
+// (as WithEnv does); WorkspacePath, MaxTimeout, MaxStartTimeout and
+// CanStart look through them.
 type Wrapper interface {
 	// Unwrap returns the wrapped runner.
 	Unwrap() Runner

@@ -29,15 +29,34 @@ const (
 	attrStdout    = attribute.Key("skillkit.run.stdout_bytes")
 	attrStderr    = attribute.Key("skillkit.run.stderr_bytes")
 	attrCut       = attribute.Key("skillkit.run.output_truncated")
+	// attrBackground marks a command workspace_exec started in the
+	// background: its span lasts until the command ends, after the call
+	// that started it.
+	attrBackground = attribute.Key("skillkit.run.background")
+	// attrKilled: workspace_exec_kill (or the end of its workspace or of
+	// the tools) killed the background command.
+	attrKilled = attribute.Key("skillkit.run.killed")
 )
 
 // endRun sets how the command ended on its span; a command that failed
 // (non-zero exit, timeout) fails the span, without an error to record.
 func endRun(span trace.Span, res *sandbox.Result) {
+	span.SetAttributes(attrStdout.Int(len(res.Stdout)), attrStderr.Int(len(res.Stderr)))
+	endOutcome(span, res)
+}
+
+// endOutcome sets how a command ended, its output aside (a background
+// command's is read in pieces, not held in its result); a command killed
+// on request has not failed.
+func endOutcome(span trace.Span, res *sandbox.Result) {
 	span.SetAttributes(attrExitCode.Int(res.ExitCode), attrDuration.Int64(res.Duration.Milliseconds()),
 		attrTimedOut.Bool(res.TimedOut), attrOOMKilled.Bool(res.OOMKilled), attrDiskLimit.Bool(res.DiskLimit),
-		attrStdout.Int(len(res.Stdout)), attrStderr.Int(len(res.Stderr)), attrCut.Bool(res.StdoutTruncated || res.StderrTruncated))
+		attrCut.Bool(res.StdoutTruncated || res.StderrTruncated))
+	if res.Killed {
+		span.SetAttributes(attrKilled.Bool(true))
+	}
 	switch {
+	case res.Killed:
 	case res.TimedOut:
 		tracing.Fail(span, "the command timed out")
 	case res.ExitCode != 0:

@@ -77,9 +77,11 @@ func builtins() map[string]func() Tool {
 func isBuiltin(name string) bool { return slices.Contains(DefaultNames(), name) }
 
 // IsSkillToolName reports whether name is one of DefaultNames or
-// workspace_exec: the names of the skill tools, which no other tool of an
-// agent may take.
-func IsSkillToolName(name string) bool { return isBuiltin(name) || name == WorkspaceExecName }
+// ExecToolNames (workspace_exec and its companions): the names of the
+// skill tools, which no other tool of an agent may take.
+func IsSkillToolName(name string) bool {
+	return isBuiltin(name) || slices.Contains(ExecToolNames(), name)
+}
 
 // Defaults returns the tools an agent offers when it names none: the
 // skill tool and the progressive-disclosure tools, in DefaultNames order.

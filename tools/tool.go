@@ -1,7 +1,9 @@
 // Package tools defines model-facing tools as plain values — a name, a
 // description, a JSON Schema for the arguments and a handler — and the
 // skill tools built on them: skill, skill_load, skill_select_docs,
-// skill_list_docs, skill_read and workspace_exec.
+// skill_list_docs, skill_read and workspace_exec, with its companions for
+// background commands workspace_exec_read, workspace_exec_write and
+// workspace_exec_kill.
 //
 // Tools depend on no model SDK, so the same values serve an agent's own
 // model loop, the agent runtime and the MCP server. A handler returns the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/skillkit/skillkit/internal/tracing"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/sandbox"
@@ -51,6 +52,9 @@ type ExecOptions struct {
 	// otel.GetTracerProvider(), a no-op unless the application installed
 	// a provider.
 	TracerProvider trace.TracerProvider
+	// Background bounds the commands workspace_exec starts in the
+	// background (WorkspaceExecTools); zero fields mean the defaults.
+	Background BackgroundOptions
 }
 
 // ExecRequest is one command to run in a workspace.
@@ -223,6 +227,54 @@ func (e *Executor) MaxTimeout() time.Duration { return e.maxTimeout }
 // (invalid request wrapping ErrExecRequest, staging, sandbox or collection
 // failure); a command that ran and failed is reported in the result.
 func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *registry.Snapshot, req ExecRequest) (*ExecResult, error) {
+	st, err := e.stage(ctx, ws, snap, req, e.defTimeout, e.maxTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer st.unlock()
+	res, err := e.runCommand(ctx, ws, st.run, st.spec)
+	if err != nil {
+		return nil, err
+	}
+	out := &ExecResult{
+		ExitCode:        res.ExitCode,
+		Stdout:          string(res.Stdout),
+		Stderr:          string(res.Stderr),
+		StdoutTruncated: res.StdoutTruncated,
+		StderrTruncated: res.StderrTruncated,
+		TimedOut:        res.TimedOut,
+		OOMKilled:       res.OOMKilled,
+		DiskLimit:       res.DiskLimit,
+		DurationMS:      res.Duration.Milliseconds(),
+		OutputFiles:     []workspace.OutputFile{},
+		Notes:           append(st.notes, notes(res, st.spec.Timeout, e.limits)...),
+		Unstaged:        st.unstaged,
+	}
+	if len(req.OutputFiles) > 0 {
+		col, err := ws.Collect(ctx, req.OutputFiles, e.collect)
+		if err != nil {
+			return nil, fmt.Errorf("tools: collect output_files: %w", err)
+		}
+		out.OutputFiles = col.Files
+		out.OutputFilesTruncated = col.Truncated
+	}
+	return out, nil
+}
+
+// staged is a checked request whose skills are staged in a workspace that
+// stays locked until unlock.
+type staged struct {
+	spec     sandbox.Spec
+	run      *workspace.Run
+	notes    []string // what staging and the timeout cap say, first in the result's notes
+	unstaged []Unstaged
+	unlock   func()
+}
+
+// stage checks req, locks ws, stages req.Skills and makes the command's
+// run directory; the timeout is defTimeout when req names none and is
+// capped at maxTimeout with a note.
+func (e *Executor) stage(ctx context.Context, ws *workspace.Workspace, snap *registry.Snapshot, req ExecRequest, defTimeout, maxTimeout time.Duration) (*staged, error) {
 	if ws == nil {
 		return nil, fmt.Errorf("%w: no workspace", ErrExecRequest)
 	}
@@ -244,21 +296,26 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 	var stageNotes []string // notes that go before the run's own
 	switch {
 	case timeout < 0:
-		return nil, fmt.Errorf("%w: timeout %v is negative; omit it for the default %v", ErrExecRequest, timeout, e.defTimeout)
+		return nil, fmt.Errorf("%w: timeout %v is negative; omit it for the default %v", ErrExecRequest, timeout, defTimeout)
 	case timeout == 0:
-		timeout = e.defTimeout
-	case timeout > e.maxTimeout:
-		stageNotes = append(stageNotes, fmt.Sprintf("the timeout asked for (%v) is over the operator's maximum; the command had %v", req.Timeout, e.maxTimeout))
-		timeout = e.maxTimeout
+		timeout = defTimeout
+	case timeout > maxTimeout:
+		stageNotes = append(stageNotes, fmt.Sprintf("the timeout asked for (%v) is over the operator's maximum; the command had %v", req.Timeout, maxTimeout))
+		timeout = maxTimeout
 	}
 
 	unlock, err := ws.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	ok := false
+	defer func() {
+		if !ok {
+			unlock()
+		}
+	}()
 
-	staged := make(map[string]bool, len(req.Skills))
+	isStaged := make(map[string]bool, len(req.Skills))
 	var unstaged []Unstaged
 	notStaged := func(name string, sk workspace.Skipped) {
 		stageNotes = append(stageNotes, fmt.Sprintf("skills/%s/%s was not staged: %s", name, sk.Path, sk.Reason))
@@ -283,7 +340,7 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 			unstaged = append(unstaged, Unstaged{Skill: name, Path: sk.Path, Reason: sk.Reason})
 			notStaged(name, sk)
 		}
-		staged[name] = true
+		isStaged[name] = true
 		// What the listing left out was not staged either: said in the
 		// notes (the manifest's diagnostics warn about it too).
 		if m, _, err := snap.Manifest(ctx, name); err == nil {
@@ -295,57 +352,31 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 			}
 		}
 	}
-	run, err := ws.NewRun(ctx, skillOfDir(dir, staged))
+	run, err := ws.NewRun(ctx, skillOfDir(dir, isStaged))
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.runCommand(ctx, ws, run, sandbox.Spec{
-		Args:      req.Args,
-		Workspace: ws.Dir(),
-		Dir:       dir,
-		// The paths as the command sees the workspace.
-		Env:     run.Rebased(sandbox.WorkspacePath(e.runner, ws.Dir())),
-		ToolEnv: req.Env,
-		Stdin:   req.Stdin,
-		Timeout: timeout,
-		Limits:  e.limits,
-		Network: e.network,
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := &ExecResult{
-		ExitCode:        res.ExitCode,
-		Stdout:          string(res.Stdout),
-		Stderr:          string(res.Stderr),
-		StdoutTruncated: res.StdoutTruncated,
-		StderrTruncated: res.StderrTruncated,
-		TimedOut:        res.TimedOut,
-		OOMKilled:       res.OOMKilled,
-		DiskLimit:       res.DiskLimit,
-		DurationMS:      res.Duration.Milliseconds(),
-		OutputFiles:     []workspace.OutputFile{},
-		Notes:           append(stageNotes, notes(res, timeout, e.limits)...),
-		Unstaged:        unstaged,
-	}
-	if len(req.OutputFiles) > 0 {
-		col, err := ws.Collect(ctx, req.OutputFiles, e.collect)
-		if err != nil {
-			return nil, fmt.Errorf("tools: collect output_files: %w", err)
-		}
-		out.OutputFiles = col.Files
-		out.OutputFilesTruncated = col.Truncated
-	}
-	return out, nil
+	ok = true
+	return &staged{
+		spec: sandbox.Spec{
+			Args:      req.Args,
+			Workspace: ws.Dir(),
+			Dir:       dir,
+			// The paths as the command sees the workspace.
+			Env:     run.Rebased(sandbox.WorkspacePath(e.runner, ws.Dir())),
+			ToolEnv: req.Env,
+			Stdin:   req.Stdin,
+			Timeout: timeout,
+			Limits:  e.limits,
+			Network: e.network,
+		},
+		run: run, notes: stageNotes, unstaged: unstaged, unlock: unlock,
+	}, nil
 }
 
 // runCommand runs the command in its workspace.run span.
 func (e *Executor) runCommand(ctx context.Context, ws *workspace.Workspace, run *workspace.Run, spec sandbox.Spec) (res *sandbox.Result, err error) {
-	ctx, span := e.tracer.Start(ctx, spanRun, trace.WithAttributes(tracing.WorkspaceID.String(ws.ID()),
-		attrRunner.String(sandbox.RunnerName(e.runner)), attrTimeout.Int64(spec.Timeout.Milliseconds())))
-	if run.Skill != "" {
-		span.SetAttributes(tracing.SkillName.String(run.Skill))
-	}
+	ctx, span := e.startRunSpan(ctx, ws, run, spec, false)
 	defer func() {
 		if res != nil {
 			endRun(span, res)
@@ -353,6 +384,19 @@ func (e *Executor) runCommand(ctx context.Context, ws *workspace.Workspace, run 
 		tracing.End(span, err)
 	}()
 	return e.runner.Run(ctx, spec)
+}
+
+// startRunSpan starts the workspace.run span of a command.
+func (e *Executor) startRunSpan(ctx context.Context, ws *workspace.Workspace, run *workspace.Run, spec sandbox.Spec, background bool) (context.Context, trace.Span) {
+	ctx, span := e.tracer.Start(ctx, spanRun, trace.WithAttributes(tracing.WorkspaceID.String(ws.ID()),
+		attrRunner.String(sandbox.RunnerName(e.runner)), attrTimeout.Int64(spec.Timeout.Milliseconds())))
+	if run.Skill != "" {
+		span.SetAttributes(tracing.SkillName.String(run.Skill))
+	}
+	if background {
+		span.SetAttributes(attrBackground.Bool(true))
+	}
+	return ctx, span
 }
 
 // WorkspaceExecConfig configures the workspace_exec tool.
@@ -385,21 +429,46 @@ type WorkspaceExecArgs struct {
 // result is an error when the command exits non-zero or times out; a
 // request the tool refuses or cannot run as asked gets "Error: <message>".
 // A failure of the host (no workspace, a staging or sandbox failure, the
-// context ended) is the handler's error.
+// context ended) is the handler's error. It runs commands to their end
+// only; WorkspaceExecTools adds background commands.
 func WorkspaceExec(cfg WorkspaceExecConfig) (Tool, error) {
-	if cfg.Workspaces == nil {
-		return Tool{}, fmt.Errorf("%w: WorkspaceExecConfig.Workspaces is nil; pass the workspace.Manager that holds the sessions' workspaces", ErrExecConfig)
-	}
-	ex, err := NewExecutor(cfg.Runner, cfg.Options)
+	ex, err := newExec(cfg)
 	if err != nil {
 		return Tool{}, err
 	}
-	s := schemaFor[WorkspaceExecArgs]()
+	return workspaceExec(cfg, ex, nil), nil
+}
+
+// newExec checks cfg and returns its Executor.
+func newExec(cfg WorkspaceExecConfig) (*Executor, error) {
+	if cfg.Workspaces == nil {
+		return nil, fmt.Errorf("%w: WorkspaceExecConfig.Workspaces is nil; pass the workspace.Manager that holds the sessions' workspaces", ErrExecConfig)
+	}
+	return NewExecutor(cfg.Runner, cfg.Options)
+}
+
+// workspaceExec builds workspace_exec; with bg it also starts background
+// commands.
+func workspaceExec(cfg WorkspaceExecConfig, ex *Executor, bg *background) Tool {
+	var s *jsonschema.Schema
+	if bg == nil {
+		s = schemaFor[WorkspaceExecArgs]()
+	} else {
+		s = schemaFor[WorkspaceExecBackgroundArgs]()
+		bg.describe(s)
+	}
 	s.Properties["timeout_sec"].Description = fmt.Sprintf("Timeout in seconds (default %g, at most %g; longer requests are cut to %g).",
 		ex.defTimeout.Seconds(), ex.maxTimeout.Seconds(), ex.maxTimeout.Seconds())
+	if bg != nil {
+		s.Properties["timeout_sec"].Description += fmt.Sprintf(" With background: the wall-time limit, default and at most %g.", bg.wallTime.Seconds())
+	}
 	run := func(ctx context.Context, c Call) (Result, error) {
-		var a WorkspaceExecArgs
-		if r, ok := decode(WorkspaceExecName, c.Args, &a); !ok {
+		var a WorkspaceExecBackgroundArgs
+		if bg == nil {
+			if r, ok := decode(WorkspaceExecName, c.Args, &a.WorkspaceExecArgs); !ok {
+				return r, nil
+			}
+		} else if r, ok := decode(WorkspaceExecName, c.Args, &a); !ok {
 			return r, nil
 		}
 		if strings.TrimSpace(a.Command) == "" {
@@ -416,6 +485,9 @@ func WorkspaceExec(cfg WorkspaceExecConfig) (Tool, error) {
 		if a.TimeoutSec < 0 {
 			return Errorf("Error: timeout_sec %g is negative; omit it for the default", a.TimeoutSec), nil
 		}
+		if r, ok := bg.check(a); !ok {
+			return r, nil
+		}
 		if c.SessionID == "" {
 			return Result{}, fmt.Errorf("tools: %s: the call names no session (Call.SessionID), so there is no workspace to run in", WorkspaceExecName)
 		}
@@ -423,34 +495,29 @@ func WorkspaceExec(cfg WorkspaceExecConfig) (Tool, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("tools: %s: the workspace of session %q: %w", WorkspaceExecName, c.SessionID, err)
 		}
+		maxTimeout := ex.maxTimeout
+		if a.Background {
+			maxTimeout = bg.wallTime
+		}
 		req := ExecRequest{
 			Args: []string{"/bin/sh", "-c", a.Command},
 			Dir:  a.Cwd,
 			Env:  a.Env,
 			// Saturated far above the maximum, so that Exec caps it and
 			// says so in the notes.
-			Timeout:     secondsToDuration(a.TimeoutSec, max(ex.maxTimeout, maxAskedTimeout)),
+			Timeout:     secondsToDuration(a.TimeoutSec, max(maxTimeout, maxAskedTimeout)),
 			OutputFiles: a.OutputFiles,
 			Skills:      loadedSkills(c),
 		}
 		if a.Stdin != "" {
 			req.Stdin = []byte(a.Stdin)
 		}
+		if a.Background {
+			return bg.start(ctx, c, ws, req, a.WaitMS)
+		}
 		res, err := ex.Exec(ctx, ws, c.Skills, req)
-		switch {
-		case err == nil:
-		case ctx.Err() != nil:
-			return Result{}, ctx.Err()
-		case errors.Is(err, sandbox.ErrForbiddenEnv):
-			return Errorf("Error: env: %s", detail(err, sandbox.ErrForbiddenEnv)), nil
-		case errors.Is(err, sandbox.ErrCommandStart):
-			return Errorf("Error: %s", detail(err, sandbox.ErrCommandStart)), nil
-		case errors.Is(err, sandbox.ErrWorkingDir):
-			return Errorf("Error: cwd: %s", detail(err, sandbox.ErrInvalidSpec, sandbox.ErrWorkingDir, sandbox.ErrOutsideWorkspace)), nil
-		case errors.Is(err, ErrExecRequest):
-			return Errorf("Error: %s", detail(err, ErrExecRequest)), nil
-		default:
-			return Result{}, fmt.Errorf("tools: %s: %w", WorkspaceExecName, err)
+		if err != nil {
+			return execError(ctx, err)
 		}
 		b, err := json.Marshal(res)
 		if err != nil {
@@ -462,11 +529,33 @@ func WorkspaceExec(cfg WorkspaceExecConfig) (Tool, error) {
 		}
 		return out, nil
 	}
-	return builtin(WorkspaceExecName,
-		"Run a shell command in this session's sandboxed workspace. Loaded skills are copied to skills/<name> first; "+
-			"run a skill's scripts with cwd skills/<name>. Write results under out/ and list them in output_files to get them back. "+
-			"Returns JSON with exit_code, stdout, stderr, truncation flags, timed_out, oom_killed, disk_limit, duration_ms, output_files and notes.",
-		s, run), nil
+	desc := "Run a shell command in this session's sandboxed workspace. Loaded skills are copied to skills/<name> first; " +
+		"run a skill's scripts with cwd skills/<name>. Write results under out/ and list them in output_files to get them back. " +
+		"Returns JSON with exit_code, stdout, stderr, truncation flags, timed_out, oom_killed, disk_limit, duration_ms, output_files and notes."
+	if bg != nil {
+		desc += " With background: true it starts the command and returns at once (or after wait_ms) with a handle and its status and first output, " +
+			"for servers, watchers and interactive programs; use " + WorkspaceExecReadName + ", " + WorkspaceExecWriteName + " and " + WorkspaceExecKillName + " with the handle."
+	}
+	return builtin(WorkspaceExecName, desc, s, run)
+}
+
+// execError turns an error from running a command into the result the
+// model sees when it was the request's fault, or into the handler's
+// error.
+func execError(ctx context.Context, err error) (Result, error) {
+	switch {
+	case ctx.Err() != nil:
+		return Result{}, ctx.Err()
+	case errors.Is(err, sandbox.ErrForbiddenEnv):
+		return Errorf("Error: env: %s", detail(err, sandbox.ErrForbiddenEnv)), nil
+	case errors.Is(err, sandbox.ErrCommandStart):
+		return Errorf("Error: %s", detail(err, sandbox.ErrCommandStart)), nil
+	case errors.Is(err, sandbox.ErrWorkingDir):
+		return Errorf("Error: cwd: %s", detail(err, sandbox.ErrInvalidSpec, sandbox.ErrWorkingDir, sandbox.ErrOutsideWorkspace)), nil
+	case errors.Is(err, ErrExecRequest):
+		return Errorf("Error: %s", detail(err, ErrExecRequest)), nil
+	}
+	return Result{}, fmt.Errorf("tools: %s: %w", WorkspaceExecName, err)
 }
 
 // loadedSkills lists the visible skills loaded for the calling agent.

@@ -50,7 +50,12 @@
 //	// ... run the command with run.Environ() in run.SkillDir ...
 //	out, err := ws.Collect(ctx, []string{"out/**"}, nil)
 //
-// Idle workspaces (unused for longer than the TTL, and not locked) are
+// What runs in a workspace beyond one command — a background command —
+// is tied to it with Attach: it is closed before the workspace is removed
+// and when the Manager closes.
+//
+// Idle workspaces (unused for longer than the TTL, not locked and with
+// nothing attached) are
 // removed with their records by Sweep, which Open also runs by itself when
 // the last sweep is older than a quarter of the TTL, so nobody has to
 // schedule it. Options.NoSweep turns this off, for a root that is a folder

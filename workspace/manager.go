@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -135,6 +136,9 @@ type state struct {
 	sem       chan struct{} // capacity 1: the in-process command lock
 	stageMu   sync.Mutex    // serializes Stage and guards manifests
 	manifests map[string]*manifest
+	attachMu  sync.Mutex // guards attached and removed
+	attached  map[*attachment]io.Closer
+	removed   bool // the workspace was removed: nothing more may attach
 }
 
 // New validates opts and returns a Manager. The root directory is created
@@ -312,7 +316,9 @@ func (m *Manager) sweepIfDue(ctx context.Context) {
 // metadata record, and returns their IDs. Workspaces locked by a command (in
 // this or another process) are left alone. Only IDs with a record in the
 // metadata root are considered: a directory under Root without one is never
-// touched. With Options.NoSweep, Sweep fails with ErrSweepDisabled.
+// touched. Workspaces with something attached in this process (Attach: a
+// background command) are in use too. With Options.NoSweep, Sweep fails
+// with ErrSweepDisabled.
 func (m *Manager) Sweep(ctx context.Context) (removed []string, err error) {
 	if m.noSweep {
 		return nil, fmt.Errorf("%w (Options.NoSweep); remove workspaces under %s yourself", ErrSweepDisabled, m.root)
@@ -403,6 +409,9 @@ func (m *Manager) sweepOne(top, meta *os.Root, id string) (bool, error) {
 		return false, nil // a command holds it in this process
 	}
 	defer func() { <-st.sem }()
+	if st.hasAttached() {
+		return false, nil // a background command runs in it
+	}
 	f, err := meta.OpenFile(metaPath(id, lockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return false, fmt.Errorf("workspace: sweep %s: %w", id, err)
@@ -421,7 +430,8 @@ func (m *Manager) sweepOne(top, meta *os.Root, id string) (bool, error) {
 
 // Remove deletes workspace id now: its files, its volume and its record.
 // It waits for a command running in it (in this or another process) to
-// end, or for ctx. Removing a workspace that does not exist is not an
+// end, or for ctx, and ends what is attached to it (Attach: background
+// commands) first. Removing a workspace that does not exist is not an
 // error.
 func (m *Manager) Remove(ctx context.Context, id string) (err error) {
 	if err := validName("workspace ID", id, maxIDLen); err != nil {
@@ -469,10 +479,13 @@ func (m *Manager) Remove(ctx context.Context, id string) (err error) {
 // removeLocked removes workspace id and its record; the caller holds its
 // locks.
 func (m *Manager) removeLocked(top, meta *os.Root, id string, st *state) error {
+	// What runs in it ends first: its files are about to go, and a
+	// process keeps a volume busy.
+	attached := st.closeAttached(id)
 	// A volume is unmounted first: a mount point cannot be renamed, and
 	// its image goes with the record.
 	if err := unmountVolume(filepath.Join(m.root, id)); err != nil {
-		return fmt.Errorf("workspace %s: %w", id, err)
+		return errors.Join(attached, fmt.Errorf("workspace %s: %w", id, err))
 	}
 	// The directory goes first: a record without a directory is swept
 	// again, while a directory without a record would be refused by Open
@@ -499,7 +512,8 @@ func (m *Manager) removeLocked(top, meta *os.Root, id string, st *state) error {
 		delete(m.states, id)
 	}
 	m.mu.Unlock()
-	var errs []error
+	st.markRemoved()
+	errs := []error{attached}
 	if trash != "" {
 		if err := top.RemoveAll(trash); err != nil {
 			errs = append(errs, fmt.Errorf("workspace %s: remove %s: %w", id, trash, err))
@@ -511,14 +525,16 @@ func (m *Manager) removeLocked(top, meta *os.Root, id string, st *state) error {
 	return errors.Join(errs...)
 }
 
-// Close unmounts the volumes of the workspaces under Root, for a clean
-// shutdown: their files stay in their images (in-memory volumes lose
-// theirs), and the next Open mounts them again. Workspaces in use must not
-// be closed. Having no context, its workspace.cleanup span is a root.
+// Close ends what is attached to the workspaces (Attach: background
+// commands) and unmounts the volumes of the workspaces under Root, for a
+// clean shutdown: their files stay in their images (in-memory volumes
+// lose theirs), and the next Open mounts them again. Workspaces in use
+// must not be closed. Having no context, its workspace.cleanup span is a
+// root.
 func (m *Manager) Close() (err error) {
 	_, span := m.start(context.Background(), spanCleanup, attrCleanupOp.String(cleanupClose))
 	defer func() { tracing.End(span, err) }()
-	return m.unmountAll()
+	return errors.Join(m.closeAllAttached(), m.unmountAll())
 }
 
 // unmountAll unmounts the volumes of the workspaces under Root.

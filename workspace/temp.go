@@ -50,15 +50,17 @@ func NewTemp(ctx context.Context, opts *Options) (*Manager, error) {
 }
 
 // Discard removes every workspace under the Manager's root, their
-// volumes, and the root itself with its records. It is meant for Managers
-// from NewTemp; no workspace may be in use.
+// volumes, and the root itself with its records, after ending what is
+// attached to them (Attach: background commands). It is meant for
+// Managers from NewTemp; no workspace may be in use.
 func (m *Manager) Discard(ctx context.Context) (err error) {
 	_, span := m.start(ctx, spanCleanup, attrCleanupOp.String(cleanupDiscard))
 	defer func() { tracing.End(span, err) }()
+	attached := m.closeAllAttached()
 	if err := m.unmountAll(); err != nil {
-		return err
+		return errors.Join(attached, err)
 	}
-	var errs []error
+	errs := []error{attached}
 	for _, dir := range []string{m.metaRoot, m.root} {
 		if err := os.RemoveAll(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("workspace: discard %s: %w", dir, err))

@@ -39,9 +39,9 @@ func TestLoop(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	want := []string{
-		`2 messages, 6 tools → "<skill_content name=\"csv-stats\">`,
-		`4 messages, 6 tools → "{\"exit_code\":0,\"stdout\":\"{\\n  \\\"columns\\\"`,
-		`6 messages, 6 tools → "The sample CSV has 3 rows."`,
+		`2 messages, 9 tools → "<skill_content name=\"csv-stats\">`,
+		`4 messages, 9 tools → "{\"exit_code\":0,\"stdout\":\"{\\n  \\\"columns\\\"`,
+		`6 messages, 9 tools → "The sample CSV has 3 rows."`,
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("output:\n%s", b)
