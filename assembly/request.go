@@ -101,42 +101,58 @@ func (p *Placement) UnmarshalText(b []byte) error {
 
 // Request is one model request in the OpenAI Chat Completions shape.
 type Request struct {
-	Messages []Message  `json:"messages"`
-	Tools    []ToolSpec `json:"tools"`
+	// Messages is the conversation so far, oldest first.
+	Messages []Message `json:"messages"`
+	// Tools declares the tools the model may call.
+	Tools []ToolSpec `json:"tools"`
 }
 
 // Message is one chat message.
 type Message struct {
-	Role       string     `json:"role"`
-	Content    string     `json:"content"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
+	// Role is the author: "system", "user", "assistant" or "tool".
+	Role string `json:"role"`
+	// Content is the message text.
+	Content string `json:"content"`
+	// ToolCalls are the calls an assistant message requests.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is, on a tool message, the ID of the call it answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
 }
 
 // ToolCall is a function call requested by the assistant.
 type ToolCall struct {
-	ID       string       `json:"id"`
-	Type     string       `json:"type"`
+	// ID identifies the call; the tool message answering it repeats it.
+	ID string `json:"id"`
+	// Type is the kind of call, "function".
+	Type string `json:"type"`
+	// Function is the function called and its arguments.
 	Function FunctionCall `json:"function"`
 }
 
 // FunctionCall names the function and carries its JSON arguments.
 type FunctionCall struct {
-	Name      string `json:"name"`
+	// Name is the function's (the tool's) name.
+	Name string `json:"name"`
+	// Arguments is the arguments object, as JSON text.
 	Arguments string `json:"arguments"`
 }
 
 // ToolSpec declares a tool to the model.
 type ToolSpec struct {
-	Type     string       `json:"type"`
+	// Type is the kind of tool, "function".
+	Type string `json:"type"`
+	// Function is the tool's name, description and argument schema.
 	Function FunctionSpec `json:"function"`
 }
 
 // FunctionSpec is a tool's name, description and argument schema.
 type FunctionSpec struct {
-	Name        string             `json:"name"`
-	Description string             `json:"description"`
-	Parameters  *jsonschema.Schema `json:"parameters"`
+	// Name is the tool's name, as the model calls it.
+	Name string `json:"name"`
+	// Description tells the model what the tool does and when to use it.
+	Description string `json:"description"`
+	// Parameters is the JSON Schema of the tool's arguments object.
+	Parameters *jsonschema.Schema `json:"parameters"`
 }
 
 // Text renders the request as plain text, one block per message, for

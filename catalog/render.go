@@ -8,6 +8,7 @@ import (
 // Request is what a Renderer receives: the entries to show, in catalog order
 // (byte order of name), and how many skills a token budget left out.
 type Request struct {
+	// Entries are the skills to show, in catalog order.
 	Entries []Entry
 	// Omitted counts the skills left out to fit a token budget. When it is
 	// not zero the rendered text must contain Note(), so the model learns

@@ -22,6 +22,8 @@ const (
 // Kind is used; the JSON form is the skill tool's structured result
 // ({"kind":"directory","path":...} and so on).
 type ResourceBase struct {
+	// Kind says how resources are located, and so which field below is
+	// used.
 	Kind ResourceKind `json:"kind"`
 	// Path is the base directory, for ResourceDirectory.
 	Path string `json:"path,omitempty"`
@@ -34,6 +36,7 @@ type ResourceBase struct {
 
 // SkillResult is a successfully loaded skill as the skill tool returns it.
 type SkillResult struct {
+	// Name is the skill's name.
 	Name string `json:"name"`
 	// Provider names the source that supplied the skill.
 	Provider string `json:"provider"`

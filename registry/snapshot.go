@@ -37,8 +37,11 @@ type Filter func(ctx context.Context, s skill.Summary) bool
 
 // Shadowed is a skill that lost a same-name conflict.
 type Shadowed struct {
+	// Skill is the skill left out of the snapshot.
 	Skill skill.Summary
-	By    skill.Summary
+	// By is the same-name skill that won (first in rank, source order
+	// and folder order) and is listed instead.
+	By skill.Summary
 }
 
 // Snapshot is an immutable view of the registry's skills. Listing and

@@ -92,7 +92,9 @@ type Limits struct {
 	// IsolatedOptions.UnboundedDisk is set. A write past the bound fails
 	// inside with ENOSPC and the Result says DiskLimit. Defaults
 	// DefaultDiskBytes and DefaultDiskInodes.
-	DiskBytes  int64
+	DiskBytes int64
+	// DiskInodes is the inode (file count) bound that goes with
+	// DiskBytes.
 	DiskInodes int64
 }
 

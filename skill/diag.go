@@ -35,11 +35,17 @@ func (s Severity) String() string {
 // Diagnostic is one problem found while loading a skill. It names the file
 // and, where there is one, the 1-based line and the front-matter field.
 type Diagnostic struct {
-	File     string
-	Line     int
-	Field    string
+	// File names the file the problem is in, for people.
+	File string
+	// Line is the 1-based line of the problem, or 0 when there is none.
+	Line int
+	// Field is the front-matter field concerned, or "" when none is.
+	Field string
+	// Severity says whether the skill is still usable (Warning) or not
+	// (Error).
 	Severity Severity
-	Message  string
+	// Message describes the problem.
+	Message string
 }
 
 // String renders the diagnostic as "file:line: severity: message", the
@@ -62,10 +68,14 @@ func (d Diagnostic) String() string {
 type LoadError struct {
 	// Err is what the error wraps besides the message: ErrInvalid (the
 	// default) or ErrLimit.
-	Err     error
-	File    string
-	Line    int
-	Field   string
+	Err error
+	// File names the SKILL.md, for people.
+	File string
+	// Line is the 1-based line of the problem, or 0 when there is none.
+	Line int
+	// Field is the front-matter field concerned, or "" when none is.
+	Field string
+	// Message describes the problem.
 	Message string
 }
 

@@ -70,7 +70,8 @@ type File struct {
 	// (the file's own or a folder's); empty otherwise. Open this path,
 	// not Path, to read the file without following links.
 	Target string `json:"-"`
-	Size   int64  `json:"size"`
+	// Size is the file's size in bytes.
+	Size int64 `json:"size"`
 	// SHA256 is the hex digest of the content, set only when the manifest
 	// was read with hashing.
 	SHA256 string `json:"sha256,omitempty"`
@@ -80,7 +81,9 @@ type File struct {
 
 // Manifest lists every file that belongs to a skill, sorted by path.
 type Manifest struct {
+	// Files are the files of the skill, sorted by path.
 	Files []File
+	// Bytes is the summed Size of Files.
 	Bytes int64
 	// Truncated is set when the skill folder holds more than the limits
 	// allow; Files then holds only the files met first (see ReadManifest).
@@ -125,6 +128,7 @@ type Truncation struct {
 	// Files and Bytes count the regular files the walk met, those left
 	// out included, and their summed size.
 	Files int
+	// Bytes is the summed size of those files, in bytes.
 	Bytes int64
 	// Partial is set when the walk stopped at its bound on examined
 	// entries before it saw the whole folder: Files and Bytes are then
@@ -220,6 +224,8 @@ func IsDoc(rel string) bool {
 
 // ManifestOptions adjusts ReadManifest. The zero value is ready to use.
 type ManifestOptions struct {
+	// Limits bounds the files and bytes listed; zero fields take their
+	// defaults (see Limits.WithDefaults).
 	Limits Limits
 	// Hash computes each file's SHA-256 (reads every byte).
 	Hash bool

@@ -64,9 +64,15 @@ func ValidName(name string) bool {
 // specification does not define are kept unchanged in Extra, so servers can
 // republish the header exactly (the MCP skills extension needs every field).
 type Frontmatter struct {
-	Name          string
-	Description   string
-	License       string
+	// Name is the name field: the skill's identifier.
+	Name string
+	// Description is the description field: what the skill does and when
+	// to use it.
+	Description string
+	// License is the license field, as written.
+	License string
+	// Compatibility is the compatibility field: the environment the skill
+	// needs.
 	Compatibility string
 	// Metadata is the string → string map of the spec; non-string scalar
 	// values are converted to their YAML text.
@@ -105,7 +111,8 @@ type Document struct {
 type Summary struct {
 	// Name is the skill's name from its front matter (or, when the front
 	// matter has none that can be used, its directory name).
-	Name        string
+	Name string
+	// Description is the description from the skill's front matter.
 	Description string
 	// ModelInvocable is false when disable-model-invocation is true.
 	ModelInvocable bool

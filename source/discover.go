@@ -34,9 +34,11 @@ type Found struct {
 	// Size, ModTime and Hash identify the SKILL.md content that was
 	// parsed; Refresh compares Size and ModTime to skip unchanged files,
 	// and Hash keys caches by content.
-	Size    int64
+	Size int64
+	// ModTime is the SKILL.md's modification time when it was read.
 	ModTime time.Time
-	Hash    uint64
+	// Hash is the SKILL.md content's hash under Options.Seed.
+	Hash uint64
 	// Folder is the skill folder's listing, taken as its SKILL.md was
 	// read, when Options.ListFolders asked for it and the source is a
 	// host folder (nil otherwise, and for a linked folder or SKILL.md). It
@@ -85,7 +87,9 @@ type Options struct {
 // sorted by name, each with the lstat taken relative to it — SKILL.md's
 // is the fstat of the file that was read.
 type Folder struct {
-	Stat    fs.FileInfo
+	// Stat is the fstat of the opened folder, taken before listing.
+	Stat fs.FileInfo
+	// Entries are the folder's entries, sorted by name.
 	Entries []fs.DirEntry
 	// Listed is when the listing began.
 	Listed time.Time
@@ -100,7 +104,9 @@ type folderReader interface {
 // Result is what Discover found in one source.
 type Result struct {
 	// Skills are sorted by Dir.
-	Skills      []*Found
+	Skills []*Found
+	// Diagnostics are the warnings and errors of the discovery, those of
+	// the skills found included, sorted by file and line.
 	Diagnostics []skill.Diagnostic
 	// Reused counts skills taken unchanged from Options.Previous.
 	Reused int

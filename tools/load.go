@@ -27,28 +27,40 @@ const (
 
 // LoadArgs are the arguments of skill_load.
 type LoadArgs struct {
-	Skill          string   `json:"skill" jsonschema:"The exact skill name from the available skills list."`
-	Docs           []string `json:"docs,omitempty" jsonschema:"Documents of the skill to include, as listed by skill_list_docs. Replaces the current selection."`
-	IncludeAllDocs bool     `json:"include_all_docs,omitempty" jsonschema:"Include every document of the skill. Cannot be combined with docs."`
+	// Skill is the exact name of the skill to load.
+	Skill string `json:"skill" jsonschema:"The exact skill name from the available skills list."`
+	// Docs are documents of the skill to include; they replace the
+	// current selection.
+	Docs []string `json:"docs,omitempty" jsonschema:"Documents of the skill to include, as listed by skill_list_docs. Replaces the current selection."`
+	// IncludeAllDocs includes every document of the skill; it excludes
+	// Docs.
+	IncludeAllDocs bool `json:"include_all_docs,omitempty" jsonschema:"Include every document of the skill. Cannot be combined with docs."`
 }
 
 // SelectDocsArgs are the arguments of skill_select_docs.
 type SelectDocsArgs struct {
-	Skill          string   `json:"skill" jsonschema:"The exact skill name."`
-	Docs           []string `json:"docs,omitempty" jsonschema:"Documents to add or to make the whole selection, as listed by skill_list_docs."`
-	IncludeAllDocs bool     `json:"include_all_docs,omitempty" jsonschema:"Select every document. Cannot be combined with docs."`
-	Mode           string   `json:"mode,omitempty" jsonschema:"add keeps the selection and adds docs; replace (the default) makes docs the whole selection; clear empties it."`
+	// Skill is the exact name of the skill.
+	Skill string `json:"skill" jsonschema:"The exact skill name."`
+	// Docs are the documents to add, or to make the whole selection.
+	Docs []string `json:"docs,omitempty" jsonschema:"Documents to add or to make the whole selection, as listed by skill_list_docs."`
+	// IncludeAllDocs selects every document; it excludes Docs.
+	IncludeAllDocs bool `json:"include_all_docs,omitempty" jsonschema:"Select every document. Cannot be combined with docs."`
+	// Mode is "add", "replace" (the default) or "clear".
+	Mode string `json:"mode,omitempty" jsonschema:"add keeps the selection and adds docs; replace (the default) makes docs the whole selection; clear empties it."`
 }
 
 // SkillArg is the single argument of skill_list_docs.
 type SkillArg struct {
+	// Skill is the exact name of the skill.
 	Skill string `json:"skill" jsonschema:"The exact skill name."`
 }
 
 // ReadArgs are the arguments of skill_read.
 type ReadArgs struct {
+	// Skill is the exact name of a loaded skill.
 	Skill string `json:"skill" jsonschema:"The exact name of a loaded skill."`
-	Path  string `json:"path" jsonschema:"A file of the skill, relative to its folder (for example references/api.md)."`
+	// Path is the file to read, relative to the skill's folder.
+	Path string `json:"path" jsonschema:"A file of the skill, relative to its folder (for example references/api.md)."`
 }
 
 // Load returns skill_load: it marks a skill loaded for the calling agent

@@ -14,6 +14,7 @@ const SkillName = "skill"
 
 // SkillArgs are the arguments of the skill tool.
 type SkillArgs struct {
+	// Name is the exact name of the skill to load.
 	Name string `json:"name" jsonschema:"The exact skill name from the available skills list."`
 }
 

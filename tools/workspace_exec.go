@@ -85,16 +85,27 @@ type ExecRequest struct {
 // ExecResult is the outcome of a command, in the JSON shape the
 // workspace_exec tool returns and `skillkit exec --json` prints.
 type ExecResult struct {
-	ExitCode        int    `json:"exit_code"`
-	Stdout          string `json:"stdout"`
-	Stderr          string `json:"stderr"`
-	StdoutTruncated bool   `json:"stdout_truncated"`
-	StderrTruncated bool   `json:"stderr_truncated"`
-	TimedOut        bool   `json:"timed_out"`
+	// ExitCode is the exit status, 128+signal when a signal ended the
+	// command, or -1 when no status is known.
+	ExitCode int `json:"exit_code"`
+	// Stdout is the captured standard output (head and tail when
+	// truncated).
+	Stdout string `json:"stdout"`
+	// Stderr is the captured standard error (head and tail when
+	// truncated).
+	Stderr string `json:"stderr"`
+	// StdoutTruncated reports that part of Stdout was dropped.
+	StdoutTruncated bool `json:"stdout_truncated"`
+	// StderrTruncated reports that part of Stderr was dropped.
+	StderrTruncated bool `json:"stderr_truncated"`
+	// TimedOut reports that the deadline (the timeout or the call's
+	// context) ended the command.
+	TimedOut bool `json:"timed_out"`
 	// OOMKilled: the memory bound killed a process of the command.
 	OOMKilled bool `json:"oom_killed,omitempty"`
 	// DiskLimit: the workspace or /tmp was (nearly) full when it ended.
-	DiskLimit  bool  `json:"disk_limit,omitempty"`
+	DiskLimit bool `json:"disk_limit,omitempty"`
+	// DurationMS is the command's wall-clock time in milliseconds.
 	DurationMS int64 `json:"duration_ms"`
 	// OutputFiles holds the collected files; never null.
 	OutputFiles []workspace.OutputFile `json:"output_files"`
@@ -414,12 +425,22 @@ type WorkspaceExecConfig struct {
 
 // WorkspaceExecArgs are the arguments of workspace_exec.
 type WorkspaceExecArgs struct {
-	Command     string            `json:"command" jsonschema:"Shell command, run with /bin/sh -c."`
-	Cwd         string            `json:"cwd,omitempty" jsonschema:"Working directory relative to the workspace, e.g. skills/NAME for a loaded skill. Default: the workspace."`
-	Env         map[string]string `json:"env,omitempty" jsonschema:"Extra environment variables. PATH, HOME, LD_* and similar cannot be set."`
-	Stdin       string            `json:"stdin,omitempty" jsonschema:"Text fed to the command's standard input."`
-	TimeoutSec  float64           `json:"timeout_sec,omitempty" jsonschema:"Timeout in seconds; capped by the operator's maximum."`
-	OutputFiles []string          `json:"output_files,omitempty" jsonschema:"Globs relative to the workspace (e.g. out/**) of files to return after the command."`
+	// Command is the shell command, run with /bin/sh -c.
+	Command string `json:"command" jsonschema:"Shell command, run with /bin/sh -c."`
+	// Cwd is the working directory relative to the workspace; empty
+	// means the workspace itself.
+	Cwd string `json:"cwd,omitempty" jsonschema:"Working directory relative to the workspace, e.g. skills/NAME for a loaded skill. Default: the workspace."`
+	// Env holds extra environment variables; PATH, HOME, LD_* and
+	// similar cannot be set.
+	Env map[string]string `json:"env,omitempty" jsonschema:"Extra environment variables. PATH, HOME, LD_* and similar cannot be set."`
+	// Stdin is text fed to the command's standard input.
+	Stdin string `json:"stdin,omitempty" jsonschema:"Text fed to the command's standard input."`
+	// TimeoutSec is the timeout in seconds, capped by the operator's
+	// maximum.
+	TimeoutSec float64 `json:"timeout_sec,omitempty" jsonschema:"Timeout in seconds; capped by the operator's maximum."`
+	// OutputFiles are globs, relative to the workspace, of files to return
+	// after the command.
+	OutputFiles []string `json:"output_files,omitempty" jsonschema:"Globs relative to the workspace (e.g. out/**) of files to return after the command."`
 }
 
 // WorkspaceExec returns the workspace_exec tool: it stages every skill

@@ -127,15 +127,18 @@ type BackgroundResult struct {
 	ExitCode *int `json:"exit_code,omitempty"`
 	// Stdout and Stderr are the output since the previous result.
 	Stdout string `json:"stdout"`
+	// Stderr is the standard error since the previous result.
 	Stderr string `json:"stderr"`
 	// StdoutDropped and StderrDropped count bytes lost before that output
 	// because too much waited unread.
 	StdoutDropped int64 `json:"stdout_dropped,omitempty"`
+	// StderrDropped counts the bytes of standard error lost that way.
 	StderrDropped int64 `json:"stderr_dropped,omitempty"`
 	// More reports output still waiting: read again.
 	More bool `json:"more,omitempty"`
 	// OOMKilled and DiskLimit are as in ExecResult.
 	OOMKilled bool `json:"oom_killed,omitempty"`
+	// DiskLimit: the workspace or /tmp was (nearly) full.
 	DiskLimit bool `json:"disk_limit,omitempty"`
 	// DurationMS is the time since the start, or the command's whole
 	// time once it has ended.

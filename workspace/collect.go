@@ -60,7 +60,8 @@ type OutputFile struct {
 	// Path is relative to the workspace directory, with slashes; it is the
 	// reference to files whose content is not inline.
 	Path string `json:"path"`
-	Size int64  `json:"size"`
+	// Size is the file's size in bytes.
+	Size int64 `json:"size"`
 	// MIME is detected from the content, e.g. "text/plain; charset=utf-8".
 	MIME string `json:"mime"`
 	// Content is the file's text, for UTF-8 text files within the inline
@@ -73,6 +74,7 @@ type OutputFile struct {
 
 // Collection is the result of Collect.
 type Collection struct {
+	// Files are the collected files; never null.
 	Files []OutputFile `json:"files"`
 	// Truncated reports that more files matched than CollectLimits.MaxFiles.
 	Truncated bool `json:"truncated,omitempty"`

@@ -22,6 +22,7 @@ type InputResult struct {
 	Path string
 	// Files and Bytes count the regular files copied and their size.
 	Files int
+	// Bytes is the summed size of the files copied, in bytes.
 	Bytes int64
 	// Skipped lists entries not copied: links to directories (not followed,
 	// so copies cannot loop), links leaving the allowed root, special files.

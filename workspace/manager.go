@@ -79,11 +79,14 @@ type Options struct {
 	// MaxSkillFiles and MaxSkillBytes bound one staged skill (regular files
 	// and their total size). Defaults DefaultMaxSkillFiles, DefaultMaxSkillBytes.
 	MaxSkillFiles int
+	// MaxSkillBytes bounds the total size of one staged skill, in bytes.
 	MaxSkillBytes int64
 	// MaxInputFiles and MaxInputBytes bound one CopyInput call; for
 	// CopyInputFiles, the files of one call and the size of each. Defaults
 	// DefaultMaxInputFiles, DefaultMaxInputBytes.
 	MaxInputFiles int
+	// MaxInputBytes bounds, in bytes, the size of one CopyInput call, or
+	// of each file of a CopyInputFiles call.
 	MaxInputBytes int64
 	// DiskBytes and DiskInodes bound each workspace. Where the process
 	// may mount filesystems (root), every workspace is a volume of this
@@ -92,7 +95,9 @@ type Options struct {
 	// refuses a workspace on a larger filesystem. Elsewhere workspaces are
 	// plain directories. Defaults sandbox.DefaultDiskBytes and
 	// sandbox.DefaultDiskInodes.
-	DiskBytes  int64
+	DiskBytes int64
+	// DiskInodes is the inode (file count) bound that goes with
+	// DiskBytes.
 	DiskInodes int64
 	// InMemoryVolumes makes the volumes tmpfs: made at once, but their
 	// contents live in memory and vanish when unmounted (Remove, Close, a

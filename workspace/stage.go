@@ -34,7 +34,9 @@ const maxLinkHops = 40
 type StageResult struct {
 	// Name is the skill name; Dir its staged copy (skills/<name>).
 	Name string
-	Dir  string
+	// Dir is the host path of the staged copy, skills/<name> in the
+	// workspace.
+	Dir string
 	// Digest identifies the staged content: "sha256:" and the hex digest of
 	// every copied path, its type, executable bit and content (or link
 	// target).
@@ -51,6 +53,7 @@ type StageResult struct {
 	Restored []string
 	// Files and Bytes count the regular files of the skill and their size.
 	Files int
+	// Bytes is the summed size of the skill's regular files, in bytes.
 	Bytes int64
 	// Skipped lists source entries that were not copied and why: symbolic
 	// links leading out of the skill, special files, and top-level names
@@ -60,7 +63,9 @@ type StageResult struct {
 
 // Skipped names a path left out of a copy or collection and the reason.
 type Skipped struct {
-	Path   string `json:"path"`
+	// Path is the path of the entry left out.
+	Path string `json:"path"`
+	// Reason says why it was left out.
 	Reason string `json:"reason"`
 }
 

@@ -24,8 +24,11 @@ import (
 
 // Env is what a command run sees of its process.
 type Env struct {
-	Stdin  io.Reader
+	// Stdin is the command's standard input.
+	Stdin io.Reader
+	// Stdout receives the command's output.
 	Stdout io.Writer
+	// Stderr receives warnings and errors.
 	Stderr io.Writer
 	// Getenv reads environment variables (SKILLKIT_PATH, HOME).
 	Getenv func(string) string
