@@ -424,9 +424,17 @@ func (r *runner) failure(err error) (string, int) {
 	case errors.Is(err, context.Canceled):
 		return "skillkit: interrupted" + r.recorded(), runInterruptedStatus
 	case errors.Is(err, agent.ErrMaxSteps):
-		return fmt.Sprintf("skillkit: error: the model still called tools after %d requests, the step limit%s; raise it with --max-steps N, or continue with --session %s", r.f.maxSteps, r.recorded(), r.session), runFailedStatus
+		return fmt.Sprintf("skillkit: error: the model still called tools after %s, the step limit%s; raise it with --max-steps N, or continue with --session %s", requestsWord(r.f.maxSteps), r.recorded(), r.session), runFailedStatus
 	}
 	return fmt.Sprintf("skillkit: error: %v", err), runFailedStatus
+}
+
+// requestsWord counts model requests in words: "1 request", "3 requests".
+func requestsWord(n int) string {
+	if n == 1 {
+		return "1 request"
+	}
+	return fmt.Sprintf("%d requests", n)
 }
 
 // recorded says where what the run recorded is kept.

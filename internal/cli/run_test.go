@@ -362,7 +362,7 @@ func TestRunErrors(t *testing.T) {
 		{"missing script", nil, []string{"--script", filepath.Join(root, "none.json"), root, "Hi"}, 1, []string{"skillkit: error: --script: scripted model:", "none.json"}},
 		{"unknown session", nil, append(server(looping.URL), "--session", "0123abcd", "Hi"), 1, []string{"skillkit: error: --session 0123abcd: no such session", "skillkit session ls --store " + store}},
 		{"server error after retries", nil, append(server(unavailable.URL), root, "Hi"), 1, []string{"skillkit: error: ", "500 Internal Server Error: the GPU is on fire (after 4 attempts); the server failed"}},
-		{"step limit", nil, append(server(looping.URL), "--max-steps", "1", root, "Hi"), 1, []string{"skillkit: error: the model still called tools after 1 requests, the step limit; the steps before it are recorded in session ", "raise it with --max-steps N"}},
+		{"step limit", nil, append(server(looping.URL), "--max-steps", "1", root, "Hi"), 1, []string{"skillkit: error: the model still called tools after 1 request, the step limit; the steps before it are recorded in session ", "raise it with --max-steps N"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, errOut, code := runCLI(t, context.Background(), nil, tc.vars, append([]string{"run", "--store", store}, tc.args...)...)
