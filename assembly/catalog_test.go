@@ -218,21 +218,7 @@ func TestCatalogRenderAndGuidance(t *testing.T) {
 		}
 	})
 	t.Run("background companions", func(t *testing.T) {
-		r, err := sandbox.NewUnconfinedLocal(&sandbox.LocalOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		wm, err := workspace.NewTemp(t.Context(), &workspace.Options{PlainDirs: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = wm.Discard(context.Background()) })
-		et, err := tools.WorkspaceExecTools(tools.WorkspaceExecConfig{Runner: r, Workspaces: wm})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = et.Close() })
-		ev, err := assembly.CatalogEvent(ctx, map[string]string{}, "main", full, append(loadOnly, et.Tools()...), &assembly.CatalogOptions{Format: assembly.FormatList})
+		ev, err := assembly.CatalogEvent(ctx, map[string]string{}, "main", full, append(loadOnly, execTools(t)...), &assembly.CatalogOptions{Format: assembly.FormatList})
 		if err != nil || !strings.HasSuffix(ev.Text, "returns a handle; workspace_exec_read reads its new output, workspace_exec_write writes to its input, workspace_exec_kill stops it.") {
 			t.Fatalf("%v %+v", err, ev)
 		}
@@ -282,6 +268,15 @@ func mustSelect(t *testing.T, names []string) []tools.Tool {
 // renamedExec is a real workspace_exec tool offered under another name.
 func renamedExec(t *testing.T, name string) tools.Tool {
 	t.Helper()
+	tl := execTools(t)[0]
+	tl.Name = name
+	return tl
+}
+
+// execTools are the real workspace_exec tools (workspace_exec and its
+// companions) over the unconfined runner and temporary workspaces.
+func execTools(t *testing.T) []tools.Tool {
+	t.Helper()
 	r, err := sandbox.NewUnconfinedLocal(&sandbox.LocalOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -291,10 +286,10 @@ func renamedExec(t *testing.T, name string) tools.Tool {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = wm.Discard(context.Background()) })
-	tl, err := tools.WorkspaceExec(tools.WorkspaceExecConfig{Runner: r, Workspaces: wm})
+	et, err := tools.WorkspaceExecTools(tools.WorkspaceExecConfig{Runner: r, Workspaces: wm})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl.Name = name
-	return tl
+	t.Cleanup(func() { _ = et.Close() })
+	return et.Tools()
 }
