@@ -20,6 +20,7 @@ import (
 	"github.com/skillkit/skillkit"
 	"github.com/skillkit/skillkit/agent"
 	"github.com/skillkit/skillkit/assembly"
+	"github.com/skillkit/skillkit/examples/internal/show"
 	"github.com/skillkit/skillkit/model"
 	"github.com/skillkit/skillkit/model/scripted"
 )
@@ -64,10 +65,10 @@ func main() {
 			case agent.KindResponse:
 				req := ev.Request
 				fmt.Printf("  request %d: opens with the summary: %s, turn 1's answer: %s, %s: %s\n", ev.Step,
-					yes(strings.HasPrefix(req.Messages[0].Content, assembly.SummaryHeader+"\n")),
-					yes(holds(req, inventory[:60])), skillName, yes(holds(req, instructions)))
+					show.YesNo(strings.HasPrefix(req.Messages[0].Content, assembly.SummaryHeader+"\n")),
+					show.YesNo(holds(req, inventory[:60])), skillName, show.YesNo(holds(req, instructions)))
 			case agent.KindAnswer:
-				fmt.Printf("  answer: %s\n", shorten(ev.Text, 80))
+				fmt.Printf("  answer: %s\n", show.Line(ev.Text, 80))
 			}
 		}
 	}
@@ -103,22 +104,6 @@ var summaryScript = &scripted.Script{Steps: []scripted.Step{{
 // holds reports whether a message of the request contains s.
 func holds(req *model.Request, s string) bool {
 	return slices.ContainsFunc(req.Messages, func(m assembly.Message) bool { return strings.Contains(m.Content, s) })
-}
-
-// shorten puts s on one line and cuts it to n characters.
-func shorten(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-func yes(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }
 
 func must[T any](v T, err error) T {

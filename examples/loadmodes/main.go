@@ -22,6 +22,7 @@ import (
 	"github.com/skillkit/skillkit"
 	"github.com/skillkit/skillkit/agent"
 	"github.com/skillkit/skillkit/assembly"
+	"github.com/skillkit/skillkit/examples/internal/show"
 	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/model"
 	"github.com/skillkit/skillkit/model/scripted"
@@ -49,7 +50,7 @@ func main() {
 		id := run(ctx, a, "", "Review the error responses of my API.")
 		run(ctx, a, id, "And how should the list endpoints page?")
 		// m.seen[0] is the request before the load; turn 2 starts at 3.
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", l, yes(m.seen[1]), yes(m.seen[2]), yes(m.seen[3]))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", l, show.YesNo(m.seen[1]), show.YesNo(m.seen[2]), show.YesNo(m.seen[3]))
 	}
 	w.Flush()
 }
@@ -89,13 +90,6 @@ func (r *recorder) Generate(ctx context.Context, req *model.Request) (*model.Res
 		return strings.Contains(m.Content, r.instructions)
 	}))
 	return r.Model.Generate(ctx, req)
-}
-
-func yes(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }
 
 func must[T any](v T, err error) T {

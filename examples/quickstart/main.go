@@ -14,10 +14,10 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"strings"
 
 	"github.com/skillkit/skillkit"
 	"github.com/skillkit/skillkit/agent"
+	"github.com/skillkit/skillkit/examples/internal/show"
 	"github.com/skillkit/skillkit/model"
 	"github.com/skillkit/skillkit/model/scripted"
 )
@@ -42,7 +42,7 @@ func main() {
 		case agent.KindToolResult:
 			// The session stores a load as a short stub; the skill's
 			// instructions are put into the next request instead.
-			fmt.Printf("%s: %s %s → %s\n", ev.Kind, ev.Call.Name, ev.Call.Arguments, shorten(ev.Result.Text, 60))
+			fmt.Printf("%s: %s %s → %s\n", ev.Kind, ev.Call.Name, ev.Call.Arguments, show.Line(ev.Result.Text, 60))
 		case agent.KindAnswer:
 			fmt.Printf("%s: %s\n", ev.Kind, ev.Text)
 			fmt.Printf("usage: %d steps, prompt %d tokens (cached %d), completion %d\n",
@@ -67,15 +67,6 @@ var script = &scripted.Script{Steps: []scripted.Step{
 		Usage:  &model.Usage{PromptTokens: 1120, CompletionTokens: 23, CachedPromptTokens: 850},
 	},
 }}
-
-// shorten puts s on one line and cuts it to n characters.
-func shorten(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
 
 func must[T any](v T, err error) T {
 	if err != nil {

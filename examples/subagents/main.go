@@ -24,6 +24,7 @@ import (
 	"github.com/skillkit/skillkit"
 	"github.com/skillkit/skillkit/agent"
 	"github.com/skillkit/skillkit/assembly"
+	"github.com/skillkit/skillkit/examples/internal/show"
 	"github.com/skillkit/skillkit/model"
 	"github.com/skillkit/skillkit/model/scripted"
 	"github.com/skillkit/skillkit/session"
@@ -113,9 +114,9 @@ func main() {
 		case agent.KindUser, agent.KindTransfer, agent.KindAnswer:
 			what = ev.Text
 		case agent.KindResponse:
-			what = fmt.Sprintf("step %d, %s's instructions in the request: %s", ev.Step, skillName, yes(holds(ev.Request)))
+			what = fmt.Sprintf("step %d, %s's instructions in the request: %s", ev.Step, skillName, show.YesNo(holds(ev.Request)))
 		case agent.KindToolResult:
-			what = fmt.Sprintf("%s → %s", ev.Call.Name, shorten(ev.Result.Text, 50))
+			what = fmt.Sprintf("%s → %s", ev.Call.Name, show.Line(ev.Result.Text, 50))
 		}
 		fmt.Fprintf(w, "  %s\t%s\t%s\n", ev.Agent, ev.Kind, what)
 	}
@@ -161,7 +162,7 @@ var handOffScript = &scripted.Script{Steps: []scripted.Step{{
 func requests(saw []bool) string {
 	parts := make([]string, len(saw))
 	for i, b := range saw {
-		parts[i] = fmt.Sprintf("request %d %s", i+1, yes(b))
+		parts[i] = fmt.Sprintf("request %d %s", i+1, show.YesNo(b))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -169,29 +170,13 @@ func requests(saw []bool) string {
 // describe is a stored event on one line: its text or its calls.
 func describe(ev session.Event) string {
 	if len(ev.ToolCalls) == 0 {
-		return shorten(ev.Text, 80)
+		return show.Line(ev.Text, 80)
 	}
 	calls := make([]string, len(ev.ToolCalls))
 	for i, c := range ev.ToolCalls {
 		calls[i] = c.Name + " " + c.Arguments
 	}
-	return "calls " + shorten(strings.Join(calls, ", "), 74)
-}
-
-// shorten puts s on one line and cuts it to n characters.
-func shorten(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-func yes(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
+	return "calls " + show.Line(strings.Join(calls, ", "), 74)
 }
 
 func must[T any](v T, err error) T {
