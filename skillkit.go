@@ -35,6 +35,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -191,6 +192,8 @@ type Kit struct {
 	agent    agentConfig
 	agents   map[string]agentConfig
 	warnings []string
+	// workspaces holds the sessions' workspaces when Exec is set.
+	workspaces *workspace.Manager
 
 	mu      sync.Mutex // guards closers and closed
 	closers []func() error
@@ -318,6 +321,7 @@ func (k *Kit) execTools(ctx context.Context, e ExecOptions) ([]tools.Tool, error
 		k.closers = append(k.closers, func() error { return m.Discard(context.Background()) })
 		wm = m
 	}
+	k.workspaces = wm
 	et, err := tools.WorkspaceExecTools(tools.WorkspaceExecConfig{Runner: runner, Workspaces: wm, Options: e.Tool})
 	if err != nil {
 		return nil, fmt.Errorf("skillkit: Options.Exec: %w", err)
@@ -539,6 +543,32 @@ func (oc openConfig) apply(c agentConfig) ([]tools.Tool, AgentOptions, error) {
 		o.Catalog.Guidance = *oc.guidance
 	}
 	return all, o, nil
+}
+
+// EndSession ends what the kit keeps for session id outside the store:
+// the session's workspace, with every command still running in it
+// (background commands are killed first), when the kit runs commands. A
+// server calls it when a client's session ends; the session's events stay
+// in the store (delete them there when they should go too). Ending a
+// session that has no workspace is not an error.
+func (k *Kit) EndSession(ctx context.Context, id string) error {
+	if k.workspaces == nil || id == "" {
+		return nil
+	}
+	if err := k.workspaces.Remove(ctx, workspace.IDFor(id)); err != nil {
+		return fmt.Errorf("skillkit: ending session %s: %w", id, err)
+	}
+	return nil
+}
+
+// WorkspaceDir returns the host folder of session id's workspace, or ""
+// when the kit runs no commands. The folder exists only once a command ran
+// in the session.
+func (k *Kit) WorkspaceDir(id string) string {
+	if k.workspaces == nil || id == "" {
+		return ""
+	}
+	return filepath.Join(k.workspaces.Root(), workspace.IDFor(id))
 }
 
 // Close releases what the kit made: its background commands (killed),

@@ -198,7 +198,7 @@ func newRoot(env *Env) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newSession(env), newRun(env), newChat(env), newValidate(env), newList(env), newCatalog(env), newShow(env), newTokens(env), newExec(env), newBench(env))
+	root.AddCommand(newSession(env), newRun(env), newChat(env), newValidate(env), newList(env), newCatalog(env), newShow(env), newTokens(env), newExec(env), newBench(env), newServe(env))
 	return root
 }
 
@@ -238,25 +238,18 @@ func (env *Env) defaultRoots() ([]source.Source, error) {
 	return srcs, nil
 }
 
-// openRegistry builds a registry over the given roots (or the default
-// roots), with the per-skill limits of the flags, and prints discovery
-// diagnostics to stderr.
-func openRegistry(ctx context.Context, env *Env, roots []string) (*registry.Registry, error) {
+// rootSources returns the sources of the ROOT arguments (or the default
+// roots), searched --depth deep.
+func (env *Env) rootSources(roots []string) ([]source.Source, error) {
 	depth, err := env.searchDepth()
-	if err != nil {
-		return nil, err
-	}
-	opts, err := env.registryOptions()
 	if err != nil {
 		return nil, err
 	}
 	var sources []source.Source
 	if len(roots) == 0 {
-		srcs, err := env.defaultRoots()
-		if err != nil {
+		if sources, err = env.defaultRoots(); err != nil {
 			return nil, err
 		}
-		sources = srcs
 	}
 	for i, r := range roots {
 		src, err := source.Dir(r, r, i)
@@ -267,6 +260,21 @@ func openRegistry(ctx context.Context, env *Env, roots []string) (*registry.Regi
 	}
 	for i := range sources {
 		sources[i].MaxDepth = depth
+	}
+	return sources, nil
+}
+
+// openRegistry builds a registry over the given roots (or the default
+// roots), with the per-skill limits of the flags, and prints discovery
+// diagnostics to stderr.
+func openRegistry(ctx context.Context, env *Env, roots []string) (*registry.Registry, error) {
+	opts, err := env.registryOptions()
+	if err != nil {
+		return nil, err
+	}
+	sources, err := env.rootSources(roots)
+	if err != nil {
+		return nil, err
 	}
 	reg, err := registry.New(ctx, sources, opts)
 	if err != nil {

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillkit/skillkit"
+	"github.com/skillkit/skillkit/mcp"
+	"github.com/skillkit/skillkit/source"
+	"github.com/skillkit/skillkit/tools"
+)
+
+// serveFlags are the flags of `skillkit serve`.
+type serveFlags struct {
+	http           string
+	token          string
+	noExec         bool
+	localExec      bool
+	tools          []string
+	allowedHosts   []string
+	allowedOrigins []string
+	idle           time.Duration
+	maxSessions    int
+	maxCalls       int
+	noPrompts      bool
+	verbose        bool
+	sandbox        execFlags
+}
+
+// tokenEnv is the variable serve reads its bearer token from.
+const tokenEnv = "SKILLKIT_TOKEN"
+
+// protocolRevisions is what serve tells the operator it speaks.
+const protocolRevisions = "2026-07-28 (stateless: the session travels in _meta), 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05 (sessions)"
+
+func newServe(env *Env) *cobra.Command {
+	f := &serveFlags{sandbox: execFlags{timeout: execMaxTimeout}}
+	cmd := &cobra.Command{
+		Use:   "serve [--http ADDR] [--token T] [--no-exec | --local-exec] [--tools NAMES] [ROOT...]",
+		Short: "Serve the skills over MCP (stdio, or streamable HTTP with --http) to any MCP client",
+		Long: "serve offers the skills of the ROOTs (or the default roots) to MCP clients — Claude Code,\n" +
+			"Codex, Cursor, Goose or any other host:\n" +
+			"  tools      skill (its description lists the skills), skill_read, and workspace_exec, which\n" +
+			"             runs commands in the session's own workspace in the isolated sandbox (--no-exec\n" +
+			"             leaves it out; --local-exec runs them UNCONFINED, trusted skills only, and is\n" +
+			"             refused on a non-loopback address). --tools NAMES picks the tools instead, from\n" +
+			"             skill, skill_load, skill_select_docs, skill_list_docs, skill_read, workspace_exec.\n" +
+			"  prompts    skills-catalog, and one per user-invocable skill (a host's /name commands).\n" +
+			"  resources  every file of every skill as skill://NAME/PATH, and the skills extension\n" +
+			"             (io.modelcontextprotocol/skills: skills/list, skills/get with sha256 digests,\n" +
+			"             resources/directory/read). Skills over 512 files or 16 MiB are not served as\n" +
+			"             resources, and serve says so when it starts.\n\n" +
+			"Without --http, serve speaks MCP on stdin and stdout (how a host starts it) and ends when\n" +
+			"stdin closes. With --http ADDR it listens on ADDR (default port 0 picks one; the endpoint is\n" +
+			"/mcp) until interrupted, then lets running calls finish. It binds loopback only unless a\n" +
+			"bearer token is set (--token, else $" + tokenEnv + "; clients send Authorization: Bearer TOKEN);\n" +
+			"Host and Origin headers other than loopback are refused unless --allowed-host or\n" +
+			"--allowed-origin names them.\n\n" +
+			"Each MCP session is a skillkit session with its own load state and workspace, removed\n" +
+			"when the session ends (DELETE, end of stdio, --idle-timeout without a request). Clients of\n" +
+			"revision 2026-07-28 have no sessions: every tool result carries\n" +
+			"_meta[\"" + mcp.SessionMetaKey + "\"], and a call that sends it back continues that session.\n" +
+			"Skill roots are re-read every " + mcp.DefaultRefresh.String() + "; a change reaches clients as list_changed notifications.\n\n" +
+			"On start, serve prints to stderr what it serves: skills, tools, prompts, the endpoint and\n" +
+			"the protocol revisions.",
+		RunE: func(cmd *cobra.Command, roots []string) error {
+			return runServe(cmd, env, f, roots)
+		},
+	}
+	addDepthFlag(cmd, env)
+	addLimitFlags(cmd, env, false)
+	fl := cmd.Flags()
+	fl.StringVar(&f.http, "http", "", "serve streamable HTTP on ADDR (HOST:PORT, e.g. 127.0.0.1:8080) instead of stdio")
+	fl.StringVar(&f.token, "token", "", "bearer token HTTP clients must send (default $"+tokenEnv+"); needed off loopback")
+	fl.BoolVar(&f.noExec, "no-exec", false, "leave workspace_exec out: serve knowledge only")
+	fl.BoolVar(&f.localExec, "local-exec", false, "run workspace_exec commands UNCONFINED, without the sandbox (trusted skills only; loopback only)")
+	fl.StringSliceVar(&f.tools, "tools", nil, "serve these tools, comma-separated (default skill,skill_read,workspace_exec)")
+	fl.StringArrayVar(&f.allowedHosts, "allowed-host", nil, "accept this Host header besides loopback names (repeatable)")
+	fl.StringArrayVar(&f.allowedOrigins, "allowed-origin", nil, "accept this Origin header besides loopback origins (repeatable)")
+	fl.DurationVar(&f.idle, "idle-timeout", mcp.DefaultIdleTimeout, "end a session, removing its workspace, after this long without a request")
+	fl.IntVar(&f.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "most sessions alive at once")
+	fl.IntVar(&f.maxCalls, "max-calls", mcp.DefaultMaxCalls, "most tool calls one session runs at once")
+	fl.BoolVar(&f.noPrompts, "no-prompts", false, "offer no prompts")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log sessions and refreshes to stderr")
+	fl.BoolVar(&f.sandbox.network, "network", false, "allow network access in the isolated sandbox")
+	fl.BoolVar(&f.sandbox.unboundedDisk, "unbounded-disk", false, "accept workspaces whose disk use the sandbox cannot bound (needed without root)")
+	fl.BoolVar(&f.sandbox.allowDowngrade, "allow-downgrade", false, "run the sandbox without a layer this host lacks (Landlock, seccomp, cgroups), with a warning")
+	return cmd
+}
+
+// check refuses contradictory flags before anything starts.
+func (f *serveFlags) check(cmd *cobra.Command) error {
+	if f.noExec && f.localExec {
+		return errors.New("serve: --no-exec and --local-exec contradict each other; drop one")
+	}
+	if f.noExec || f.localExec {
+		for _, name := range []string{"network", "unbounded-disk", "allow-downgrade"} {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("serve: --%s configures the isolated sandbox, which --no-exec and --local-exec do not use; drop --%s", name, name)
+			}
+		}
+	}
+	if f.localExec {
+		if f.http == "" {
+			return nil
+		}
+		host, _, err := net.SplitHostPort(f.http)
+		if err == nil && !isLoopbackHost(host) {
+			return fmt.Errorf("serve: --local-exec runs commands unconfined, so it is refused on the non-loopback address %s; listen on 127.0.0.1, or drop --local-exec", f.http)
+		}
+	}
+	if f.http == "" {
+		for _, name := range []string{"token", "allowed-host", "allowed-origin"} {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("serve: --%s applies to --http only; add --http ADDR or drop --%s", name, name)
+			}
+		}
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"max-sessions", f.maxSessions}, {"max-calls", f.maxCalls}} {
+		if n.v < 1 {
+			return fmt.Errorf("serve: --%s is %d; give a positive number", n.name, n.v)
+		}
+	}
+	if f.idle <= 0 {
+		return fmt.Errorf("serve: --idle-timeout is %v; give a positive duration such as 30m", f.idle)
+	}
+	return nil
+}
+
+// isLoopbackHost reports whether a listen host is loopback.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// toolNames returns the tools to serve, checked against --no-exec.
+func (f *serveFlags) toolNames() ([]string, error) {
+	names := f.tools
+	if len(names) == 0 {
+		names = []string{tools.SkillName, tools.ReadName}
+		if !f.noExec {
+			names = append(names, tools.WorkspaceExecName)
+		}
+		return names, nil
+	}
+	for _, n := range names {
+		if slices.Contains(tools.ExecToolNames(), n) && f.noExec {
+			return nil, fmt.Errorf("serve: --tools names %s, but --no-exec leaves commands out; drop one of them", n)
+		}
+	}
+	return names, nil
+}
+
+func runServe(cmd *cobra.Command, env *Env, f *serveFlags, roots []string) error {
+	ctx := cmd.Context()
+	if err := f.check(cmd); err != nil {
+		return err
+	}
+	names, err := f.toolNames()
+	if err != nil {
+		return err
+	}
+	exec := slices.ContainsFunc(names, func(n string) bool { return slices.Contains(tools.ExecToolNames(), n) })
+	token := f.token
+	if token == "" {
+		token = env.Getenv(tokenEnv)
+	}
+	if f.http != "" {
+		if err := mcp.CheckListenAddr(f.http, token); err != nil {
+			return fmt.Errorf("serve: --http: %w", errors.Unwrap(err))
+		}
+	}
+	srcs, err := env.rootSources(roots)
+	if err != nil {
+		return err
+	}
+	if len(srcs) == 0 {
+		srcs = []source.Source{source.FS(embed.FS{}, "no skill roots", 0)}
+	}
+	regOpts, err := env.registryOptions()
+	if err != nil {
+		return err
+	}
+	kopts := &skillkit.Options{Sources: srcs, Registry: regOpts,
+		Agents: map[string]skillkit.AgentOptions{mcp.DefaultAgent: {SkillTools: names}}}
+	closeRunner := func() {}
+	if exec {
+		sf := f.sandbox
+		sf.local = f.localExec
+		runner, err := execRunner(env, sf, "serve", "every workspace_exec command")
+		if err != nil {
+			return err
+		}
+		if c, ok := runner.(io.Closer); ok {
+			closeRunner = func() { _ = c.Close() }
+		}
+		kopts.Exec = &skillkit.ExecOptions{Runner: runner, Tool: &tools.ExecOptions{Network: f.sandbox.network}}
+	}
+	defer closeRunner()
+	kit, err := skillkit.New(ctx, kopts)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer func() {
+		if err := kit.Close(); err != nil {
+			fmt.Fprintf(env.Stderr, "skillkit serve: warning: closing the kit (workspaces): %v\n", err)
+		}
+	}()
+	snap := kit.Registry().Snapshot()
+	printDiagnostics(env.Stderr, snap.Diagnostics())
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	srv, err := mcp.New(ctx, kit, &mcp.Options{IdleTimeout: f.idle, MaxSessions: f.maxSessions, MaxCalls: f.maxCalls,
+		NoPrompts: f.noPrompts, Logger: logger, Version: version()})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer srv.Close()
+	say := func(format string, args ...any) { fmt.Fprintf(env.Stderr, "skillkit serve: "+format+"\n", args...) }
+	var from []string
+	for _, s := range srcs {
+		from = append(from, s.Label)
+	}
+	say("skills: %d from %s", snap.Len(), strings.Join(from, ", "))
+	for _, w := range srv.Withheld(ctx) {
+		say("not served as resources: %s", w)
+	}
+	runnerName := "isolated sandbox"
+	if f.localExec {
+		runnerName = "UNCONFINED (--local-exec)"
+	}
+	toolLine := strings.Join(srv.ToolNames(), ", ")
+	if exec {
+		toolLine += " — commands run in the " + runnerName
+	}
+	say("tools: %s", toolLine)
+	if !f.noPrompts {
+		say("prompts: %d (%s and one per user-invocable skill)", len(srv.PromptNames()), mcp.CatalogPrompt)
+	}
+	say("protocol revisions: %s", protocolRevisions)
+	if f.http == "" {
+		say("transport: stdio (ends when stdin closes)")
+		return srv.ServeStdio(ctx, io.NopCloser(env.Stdin), nopWriteCloser{env.Stdout})
+	}
+	opts := &mcp.HTTPOptions{Token: token, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins}
+	return srv.ListenAndServe(ctx, f.http, opts, func(a net.Addr) {
+		auth := "no token (loopback only)"
+		if token != "" {
+			auth = "bearer token required"
+		}
+		say("endpoint: http://%s/mcp", a)
+		say("auth: %s", auth)
+	})
+}
+
+// nopWriteCloser lets serve hand its stdout to the transport without the
+// transport closing it.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// version is the module's version as built, for serverInfo.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

@@ -1,0 +1,448 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillkit/skillkit"
+	"github.com/skillkit/skillkit/mcp"
+	"github.com/skillkit/skillkit/sandbox"
+	"github.com/skillkit/skillkit/tools"
+)
+
+// writeSkills makes a root of two skills under a temporary folder.
+func writeSkills(t testing.TB) string {
+	t.Helper()
+	root := t.TempDir()
+	files := map[string]string{
+		"greet/SKILL.md":            "---\nname: greet\ndescription: Greets people by name. Use when asked to greet.\nmetadata:\n  version: \"2\"\n---\n\n# Greet\n\nSay hello to NAME, then run scripts/hello.sh.\n",
+		"greet/scripts/hello.sh":    "#!/bin/sh\necho hello \"$1\"\n",
+		"greet/references/style.md": "# Style\n\nBe brief.\n",
+		"hidden/SKILL.md":           "---\nname: hidden\ndescription: Only for users. Use when the user invokes it.\ndisable-model-invocation: true\n---\n\nHidden body.\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// localRunner is the explicit unconfined runner: these tests are about
+// the protocol; the sandbox has its own tests (and TestIsolatedExec runs
+// one command through it here).
+func localRunner(t testing.TB) sandbox.Runner {
+	t.Helper()
+	r, err := sandbox.NewUnconfinedLocal(&sandbox.LocalOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// newServer builds a kit over root with workspace_exec and a server over it.
+func newServer(t testing.TB, root string, runner sandbox.Runner, o *mcp.Options) (*skillkit.Kit, *mcp.Server) {
+	t.Helper()
+	kopts := &skillkit.Options{Roots: []string{root},
+		Agents: map[string]skillkit.AgentOptions{mcp.DefaultAgent: {SkillTools: []string{tools.SkillName, tools.ReadName}}}}
+	if runner != nil {
+		kopts.Exec = &skillkit.ExecOptions{Runner: runner}
+		kopts.Agents[mcp.DefaultAgent] = skillkit.AgentOptions{SkillTools: []string{tools.SkillName, tools.ReadName, tools.WorkspaceExecName}}
+	}
+	kit, err := skillkit.New(t.Context(), kopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o == nil {
+		o = &mcp.Options{Refresh: -1}
+	}
+	srv, err := mcp.New(t.Context(), kit, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Error(err)
+		}
+		if err := kit.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return kit, srv
+}
+
+// connectMemory connects a Go SDK client over an in-memory pipe (a stdio
+// client's shape).
+func connectMemory(t testing.TB, srv *mcp.Server) *sdk.ClientSession {
+	t.Helper()
+	ct, st := sdk.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeTransport(context.Background(), st) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		<-done
+	})
+	return cs
+}
+
+// connectHTTP connects a Go SDK client to endpoint at the revision given.
+func connectHTTP(t testing.TB, endpoint, version string, client *http.Client) *sdk.ClientSession {
+	t.Helper()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
+		&sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: client, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// serveHTTP serves srv on 127.0.0.1 and returns its endpoint.
+func serveHTTP(t testing.TB, srv *mcp.Server, o *mcp.HTTPOptions) string {
+	t.Helper()
+	hs := httptest.NewServer(srv.Handler(o))
+	t.Cleanup(hs.Close)
+	return hs.URL + "/mcp"
+}
+
+// call calls a tool and returns its text and result.
+func call(t testing.TB, cs *sdk.ClientSession, name string, args any, meta sdk.Meta) (string, *sdk.CallToolResult) {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: name, Arguments: args, Meta: meta})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res
+}
+
+func TestToolsPromptsOverStdioShape(t *testing.T) {
+	_, srv := newServer(t, writeSkills(t), nil, nil)
+	cs := connectMemory(t, srv)
+	lt, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range lt.Tools {
+		names = append(names, tl.Name)
+		if tl.Name == "skill" && !strings.Contains(tl.Description, "greet") {
+			t.Errorf("the skill tool's description lacks the catalog: %q", tl.Description)
+		}
+		if tl.Name == "skill" && strings.Contains(tl.Description, "Hidden body") {
+			t.Errorf("the catalog shows a skill body")
+		}
+	}
+	if strings.Join(names, ",") != "skill,skill_read" {
+		t.Errorf("tools %v, want skill, skill_read", names)
+	}
+	text, res := call(t, cs, "skill", map[string]any{"name": "greet"}, nil)
+	if res.IsError || !strings.Contains(text, "Say hello to NAME") {
+		t.Errorf("skill greet: error %v, text %q", res.IsError, text)
+	}
+	text, res = call(t, cs, "skill", map[string]any{"name": "hidden"}, nil)
+	if !res.IsError {
+		t.Errorf("skill hidden (not model-invocable) succeeded: %q", text)
+	}
+	text, res = call(t, cs, "skill_read", map[string]any{"skill": "greet", "path": "references/style.md"}, nil)
+	if res.IsError || !strings.Contains(text, "Be brief.") {
+		t.Errorf("skill_read: error %v, text %q", res.IsError, text)
+	}
+	text, res = call(t, cs, "skill", map[string]any{"nme": "greet"}, nil)
+	if !res.IsError {
+		t.Errorf("bad arguments accepted: %q", text)
+	}
+	if _, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "no_such_tool"}); err == nil {
+		t.Error("an unknown tool was called")
+	}
+
+	lp, err := cs.ListPrompts(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts []string
+	for _, p := range lp.Prompts {
+		prompts = append(prompts, p.Name)
+	}
+	if strings.Join(prompts, ",") != "greet,hidden,skills-catalog" {
+		t.Errorf("prompts %v", prompts)
+	}
+	gp, err := cs.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: "hidden", Arguments: map[string]string{"input": "do it"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gp.Messages) != 2 || !strings.Contains(gp.Messages[0].Content.(*sdk.TextContent).Text, "Hidden body.") ||
+		gp.Messages[1].Content.(*sdk.TextContent).Text != "do it" {
+		t.Errorf("prompt hidden: %+v", gp.Messages)
+	}
+	gp, err = cs.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: mcp.CatalogPrompt})
+	if err != nil || !strings.Contains(gp.Messages[0].Content.(*sdk.TextContent).Text, "greet") {
+		t.Errorf("catalog prompt: %v %+v", err, gp)
+	}
+}
+
+// TestSessionsIsolatedAndRemoved runs commands in two sessions over both
+// HTTP revisions: each sees only its own workspace, and a session's
+// workspace is gone once the session ends.
+func TestSessionsIsolatedAndRemoved(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			kit, srv := newServer(t, writeSkills(t), localRunner(t), &mcp.Options{Refresh: -1})
+			endpoint := serveHTTP(t, srv, nil)
+			a := connectHTTP(t, endpoint, version, nil)
+			b := connectHTTP(t, endpoint, version, nil)
+			var metaA, metaB sdk.Meta
+			_, res := call(t, a, "workspace_exec", map[string]any{"command": "echo from-a > mine.txt && pwd"}, nil)
+			if res.IsError {
+				t.Fatalf("exec in a: %+v", res.Content)
+			}
+			stateless := version >= "2026-07-28"
+			if stateless {
+				id, _ := res.Meta[mcp.SessionMetaKey].(string)
+				if id == "" {
+					t.Fatalf("a stateless result has no %s: %+v", mcp.SessionMetaKey, res.Meta)
+				}
+				metaA = sdk.Meta{mcp.SessionMetaKey: id}
+			}
+			var out tools.ExecResult
+			raw, _ := json.Marshal(res.StructuredContent)
+			if err := json.Unmarshal(raw, &out); err != nil || out.ExitCode != 0 {
+				t.Fatalf("structured content %s: %v", raw, err)
+			}
+			dirA := strings.TrimSpace(out.Stdout)
+			text, res := call(t, a, "workspace_exec", map[string]any{"command": "cat mine.txt"}, metaA)
+			if res.IsError || !strings.Contains(text, "from-a") {
+				t.Errorf("a does not keep its workspace: %q", text)
+			}
+			text, res = call(t, b, "workspace_exec", map[string]any{"command": "cat mine.txt"}, metaB)
+			if strings.Contains(text, "from-a") {
+				t.Errorf("b sees a's file: %q", text)
+			}
+			if _, err := os.Stat(filepath.Join(dirA, "mine.txt")); err != nil {
+				t.Fatalf("a's file is not in its workspace: %v", err)
+			}
+			if srv.Sessions() != 2 {
+				t.Errorf("%d sessions, want 2", srv.Sessions())
+			}
+			_ = kit
+			if stateless {
+				// Without sessions, a's workspace lasts until it idles
+				// out or the server closes.
+				if err := srv.Close(); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := a.Close(); err != nil {
+				t.Fatal(err)
+			}
+			waitGone(t, dirA)
+		})
+	}
+}
+
+// waitGone waits for path to be removed (the session's end is seen by
+// the server asynchronously), failing after a generous bound.
+func waitGone(t testing.TB, path string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still exists after its session ended", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestStatelessSessionMeta(t *testing.T) {
+	_, srv := newServer(t, writeSkills(t), localRunner(t), &mcp.Options{Refresh: -1, MaxSessions: 2})
+	cs := connectHTTP(t, serveHTTP(t, srv, nil), "2026-07-28", nil)
+	_, res := call(t, cs, "skill", map[string]any{"name": "greet"}, nil)
+	id, _ := res.Meta[mcp.SessionMetaKey].(string)
+	if id == "" {
+		t.Fatal("no session in the result's _meta")
+	}
+	_, again := call(t, cs, "skill", map[string]any{"name": "greet"}, sdk.Meta{mcp.SessionMetaKey: id})
+	if again.Meta[mcp.SessionMetaKey] != id {
+		t.Errorf("session %v, want %s", again.Meta[mcp.SessionMetaKey], id)
+	}
+	for _, bad := range []any{"forged-session", 42, ""} {
+		_, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "skill", Arguments: map[string]any{"name": "greet"}, Meta: sdk.Meta{mcp.SessionMetaKey: bad}})
+		text := ""
+		if err == nil {
+			text = "no error"
+		}
+		if bad == "forged-session" && (err == nil || !strings.Contains(err.Error(), "unknown session")) {
+			t.Errorf("a forged session: %v %s", err, text)
+		}
+	}
+	// The limit is 2: new sessions evict the idle stateless ones.
+	for range 3 {
+		call(t, cs, "skill", map[string]any{"name": "greet"}, nil)
+	}
+	if n := srv.Sessions(); n > 2 {
+		t.Errorf("%d sessions over the limit of 2", n)
+	}
+}
+
+func TestHTTPRefusesHostileRequests(t *testing.T) {
+	_, srv := newServer(t, writeSkills(t), nil, nil)
+	endpoint := serveHTTP(t, srv, &mcp.HTTPOptions{Token: "s3cret", MaxBodyBytes: 4096})
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	for _, tc := range []struct {
+		name   string
+		mutate func(r *http.Request)
+		body   string
+		status int
+	}{
+		{"no token", func(r *http.Request) { r.Header.Del("Authorization") }, init, http.StatusUnauthorized},
+		{"wrong token", func(r *http.Request) { r.Header.Set("Authorization", "Bearer s3cres") }, init, http.StatusUnauthorized},
+		{"basic scheme", func(r *http.Request) { r.Header.Set("Authorization", "Basic s3cret") }, init, http.StatusUnauthorized},
+		{"foreign host", func(r *http.Request) { r.Host = "evil.example:80" }, init, http.StatusForbidden},
+		{"foreign origin", func(r *http.Request) { r.Header.Set("Origin", "https://evil.example") }, init, http.StatusForbidden},
+		{"null origin", func(r *http.Request) { r.Header.Set("Origin", "null") }, init, http.StatusForbidden},
+		{"oversized body", nil, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 5000) + `"}}`, http.StatusRequestEntityTooLarge},
+		{"malformed JSON", nil, `{"jsonrpc":`, http.StatusBadRequest},
+		{"loopback origin", func(r *http.Request) { r.Header.Set("Origin", "http://localhost:3000") }, init, http.StatusOK},
+		{"token, any case scheme", func(r *http.Request) { r.Header.Set("Authorization", "bearer s3cret") }, init, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, endpoint, strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer s3cret")
+			if tc.mutate != nil {
+				tc.mutate(req)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Errorf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
+			}
+		})
+	}
+	// The server still serves a good client.
+	cs := connectHTTP(t, endpoint, "2025-11-25", &http.Client{Transport: bearer{"s3cret"}})
+	if text, _ := call(t, cs, "skill", map[string]any{"name": "greet"}, nil); !strings.Contains(text, "Say hello") {
+		t.Errorf("after hostile requests: %q", text)
+	}
+}
+
+// bearer adds a token to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestCheckListenAddr(t *testing.T) {
+	for _, tc := range []struct {
+		addr, token string
+		ok          bool
+	}{
+		{"127.0.0.1:0", "", true},
+		{"localhost:8080", "", true},
+		{"[::1]:0", "", true},
+		{"0.0.0.0:8080", "", false},
+		{":8080", "", false},
+		{"192.0.2.1:80", "", false},
+		{"0.0.0.0:8080", "t", true},
+		{"nonsense", "", false},
+	} {
+		err := mcp.CheckListenAddr(tc.addr, tc.token)
+		if (err == nil) != tc.ok {
+			t.Errorf("CheckListenAddr(%q, %q) = %v, want ok %v", tc.addr, tc.token, err, tc.ok)
+		}
+	}
+}
+
+// TestMaxCalls holds one call in a session and sees the next refused.
+func TestMaxCalls(t *testing.T) {
+	_, srv := newServer(t, writeSkills(t), localRunner(t), &mcp.Options{Refresh: -1, MaxCalls: 1})
+	cs := connectHTTP(t, serveHTTP(t, srv, nil), "2025-11-25", nil)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "release")
+	started := filepath.Join(dir, "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		call(t, cs, "workspace_exec", map[string]any{"command": "touch " + started + " && cat " + fifo}, nil)
+	})
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	text, res := call(t, cs, "skill", map[string]any{"name": "greet"}, nil)
+	if !res.IsError || !strings.Contains(text, "limit") {
+		t.Errorf("a second call while one runs: %v %q", res.IsError, text)
+	}
+	f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	wg.Wait()
+}
+
+// TestListenAndServe serves on a real port and shuts down on cancel.
+func TestListenAndServe(t *testing.T) {
+	_, srv := newServer(t, writeSkills(t), nil, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	addrs := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- srv.ListenAndServe(ctx, "127.0.0.1:0", nil, func(a net.Addr) { addrs <- a }) }()
+	addr := <-addrs
+	cs := connectHTTP(t, "http://"+addr.String()+"/mcp", "2025-11-25", nil)
+	if text, _ := call(t, cs, "skill", map[string]any{"name": "greet"}, nil); !strings.Contains(text, "Say hello") {
+		t.Errorf("skill over ListenAndServe: %q", text)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.ListenAndServe(t.Context(), "0.0.0.0:0", nil, nil); err == nil || !strings.Contains(err.Error(), "token") {
+		t.Errorf("a non-loopback address without a token: %v", err)
+	}
+}
