@@ -183,7 +183,7 @@ func runServe(cmd *cobra.Command, env *Env, f *serveFlags, roots []string) error
 	}
 	if f.http != "" {
 		if err := mcp.CheckListenAddr(f.http, token); err != nil {
-			return fmt.Errorf("serve: --http: %w", errors.Unwrap(err))
+			return fmt.Errorf("serve: --http: %s", strings.TrimPrefix(err.Error(), "mcp: "))
 		}
 	}
 	srcs, err := env.rootSources(roots)

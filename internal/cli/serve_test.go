@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestServeRefusesBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no-exec and local-exec", []string{"serve", "--no-exec", "--local-exec", examples}, "contradict"},
+		{"local-exec off loopback", []string{"serve", "--local-exec", "--http", "0.0.0.0:0", "--token", "t", examples}, "refused on the non-loopback"},
+		{"token without http", []string{"serve", "--token", "t", examples}, "--token applies to --http only"},
+		{"non-loopback without token", []string{"serve", "--http", "0.0.0.0:0", "--no-exec", examples}, "no token is set"},
+		{"bad address", []string{"serve", "--http", "nonsense", "--no-exec", examples}, "HOST:PORT"},
+		{"exec tool with no-exec", []string{"serve", "--no-exec", "--tools", "skill,workspace_exec", examples}, "--no-exec leaves commands out"},
+		{"unknown tool", []string{"serve", "--no-exec", "--tools", "skill,nope", examples}, `unknown tool "nope"`},
+		{"sandbox flag with no-exec", []string{"serve", "--no-exec", "--network", examples}, "--network configures the isolated sandbox"},
+		{"max-sessions", []string{"serve", "--no-exec", "--max-sessions", "0", examples}, "--max-sessions is 0"},
+		{"missing root", []string{"serve", "--no-exec", "/no/such/root"}, "/no/such/root"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := run(t, tc.args...)
+			if code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
+			}
+		})
+	}
+}
+
+// TestServeStdio drives `skillkit serve` over its stdin and stdout with
+// the Go SDK client, as a host that starts it does.
+func TestServeStdio(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var errb syncBuffer
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var wg sync.WaitGroup
+	code := -1
+	wg.Go(func() {
+		code = Run(ctx, []string{"serve", "--no-exec", examples}, Env{Stdin: inR, Stdout: outW, Stderr: &errb,
+			Getenv: func(string) string { return "" }, Cwd: t.TempDir()})
+		outW.Close()
+	})
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(), &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "skill", Arguments: map[string]any{"name": "csv-stats"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*sdk.TextContent).Text; res.IsError || !strings.Contains(text, "CSV statistics") {
+		t.Errorf("skill csv-stats: %q", text)
+	}
+	lt, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lt.Tools) != 2 {
+		t.Errorf("--no-exec serves %d tools, want skill and skill_read", len(lt.Tools))
+	}
+	cs.Close()
+	inW.Close()
+	wg.Wait()
+	if code != 0 {
+		t.Errorf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"skills: 4 from", "tools: skill, skill_read\n", "transport: stdio", "protocol revisions: 2026-07-28"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("start message lacks %q:\n%s", want, errb.String())
+		}
+	}
+}
