@@ -275,10 +275,18 @@ func (s *Server) refreshLoop() {
 // prompts (tools/list_changed, prompts/list_changed). The server does this
 // every Options.Refresh on its own.
 func (s *Server) Refresh(ctx context.Context) error {
-	snap, err := s.kit.Registry().Refresh(ctx)
-	if err != nil {
+	if _, err := s.kit.Registry().Refresh(ctx); err != nil {
 		return err
 	}
+	return s.Publish(ctx)
+}
+
+// Publish tells clients about the registry's current snapshot when it is
+// not the one they were last told of: what Refresh does after its
+// refresh, for a caller that refreshes the registry itself (a file
+// watcher, see package watch).
+func (s *Server) Publish(ctx context.Context) error {
+	snap := s.kit.Registry().Snapshot()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if snap == s.snap || s.closed {

@@ -28,6 +28,7 @@ import (
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/source"
 	"github.com/skillkit/skillkit/tools"
+	rootwatch "github.com/skillkit/skillkit/watch"
 )
 
 // Exit statuses of `skillkit run` besides 0 (an answer) and 2 (a wrong
@@ -380,8 +381,22 @@ func (r *runner) kit(ctx context.Context, st session.Store, cfg sessionConfig) (
 	if !noSkills {
 		printDiagnostics(r.env.Stderr, kit.Registry().Snapshot().Diagnostics())
 	}
+	stopWatch := func() {}
+	if r.name == "chat" && !noSkills {
+		// A chat lasts: skills added, changed or removed meanwhile reach
+		// the next request (as a replacement catalog).
+		w, err := rootwatch.Start(ctx, kit.Registry(), &rootwatch.Options{
+			OnError: func(err error) { fmt.Fprintf(r.env.Stderr, "skillkit chat: warning: %v\n", err) },
+		})
+		if err != nil {
+			fmt.Fprintf(r.env.Stderr, "skillkit chat: warning: %v; skills changed during the chat are not seen\n", err)
+		} else {
+			stopWatch = func() { _ = w.Close() }
+		}
+	}
 	// The runner outlives the kit, whose commands it runs until it closes.
 	return kit, func() {
+		stopWatch()
 		if err := kit.Close(); err != nil {
 			fmt.Fprintf(r.env.Stderr, "skillkit %s: warning: closing the kit (its temporary workspaces): %v\n", r.name, err)
 		}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -10,14 +11,17 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillkit/skillkit"
 	"github.com/skillkit/skillkit/mcp"
+	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/source"
 	"github.com/skillkit/skillkit/tools"
+	rootwatch "github.com/skillkit/skillkit/watch"
 )
 
 // serveFlags are the flags of `skillkit serve`.
@@ -70,7 +74,9 @@ func newServe(env *Env) *cobra.Command {
 			"when the session ends (DELETE, end of stdio, --idle-timeout without a request). Clients of\n" +
 			"revision 2026-07-28 have no sessions: every tool result carries\n" +
 			"_meta[\"" + mcp.SessionMetaKey + "\"], and a call that sends it back continues that session.\n" +
-			"Skill roots are re-read every " + mcp.DefaultRefresh.String() + "; a change reaches clients as list_changed notifications.\n\n" +
+			"Skill roots are watched: an added, changed or removed skill reaches clients within about\n" +
+			"a quarter of a second as list_changed notifications (a root too large to watch is re-read\n" +
+			"every " + mcp.DefaultRefresh.String() + " instead).\n\n" +
 			"On start, serve prints to stderr what it serves: skills, tools, prompts, the endpoint and\n" +
 			"the protocol revisions.",
 		RunE: func(cmd *cobra.Command, roots []string) error {
@@ -229,13 +235,40 @@ func runServe(cmd *cobra.Command, env *Env, f *serveFlags, roots []string) error
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
-	srv, err := mcp.New(ctx, kit, &mcp.Options{IdleTimeout: f.idle, MaxSessions: f.maxSessions, MaxCalls: f.maxCalls,
-		NoPrompts: f.noPrompts, Logger: logger, Version: version()})
+	say := func(format string, args ...any) { fmt.Fprintf(env.Stderr, "skillkit serve: "+format+"\n", args...) }
+	// Local roots are watched; the server polls only when the watcher
+	// cannot cover them.
+	var srv *mcp.Server
+	var published sync.WaitGroup
+	w, werr := rootwatch.Start(ctx, kit.Registry(), &rootwatch.Options{
+		OnChange: func(ctx context.Context, snap *registry.Snapshot) {
+			published.Wait() // the server exists once New returned
+			if srv == nil {
+				return
+			}
+			say("skills changed: %d now", snap.Len())
+			printDiagnostics(env.Stderr, snap.Diagnostics())
+			if err := srv.Publish(ctx); err != nil {
+				say("warning: telling clients of the change: %v", err)
+			}
+		},
+		OnError: func(err error) { say("warning: %v", err) },
+	})
+	published.Add(1)
+	refresh := time.Duration(-1)
+	if werr != nil {
+		say("warning: %v; polling the roots every %v instead", werr, mcp.DefaultRefresh)
+		refresh = 0
+	} else {
+		defer w.Close()
+	}
+	srv, err = mcp.New(ctx, kit, &mcp.Options{IdleTimeout: f.idle, MaxSessions: f.maxSessions, MaxCalls: f.maxCalls,
+		NoPrompts: f.noPrompts, Logger: logger, Version: version(), Refresh: refresh})
+	published.Done()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer srv.Close()
-	say := func(format string, args ...any) { fmt.Fprintf(env.Stderr, "skillkit serve: "+format+"\n", args...) }
 	var from []string
 	for _, s := range srcs {
 		from = append(from, s.Label)

@@ -3,9 +3,12 @@ package cli
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -79,5 +82,69 @@ func TestServeStdio(t *testing.T) {
 		if !strings.Contains(errb.String(), want) {
 			t.Errorf("start message lacks %q:\n%s", want, errb.String())
 		}
+	}
+}
+
+// TestServeHotReload adds a skill under a served root: the client is told
+// (tools/list_changed, resources/list_changed) and sees it without a
+// restart.
+func TestServeHotReload(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, desc string) {
+		dir := filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		body := "---\nname: " + name + "\ndescription: " + desc + "\n---\n\nBody.\n"
+		if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("first", "The first skill.")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var errb syncBuffer
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		Run(t.Context(), []string{"serve", "--no-exec", root}, Env{Stdin: inR, Stdout: outW, Stderr: &errb,
+			Getenv: func(string) string { return "" }, Cwd: t.TempDir()})
+		outW.Close()
+	})
+	toolsChanged := make(chan struct{}, 8)
+	resourcesChanged := make(chan struct{}, 8)
+	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { toolsChanged <- struct{}{} },
+		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { resourcesChanged <- struct{}{} },
+	})
+	cs, err := client.Connect(t.Context(), &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cs.Close()
+		inW.Close()
+		wg.Wait()
+	}()
+	write("second", "Added while serving.")
+	for _, ch := range []chan struct{}{toolsChanged, resourcesChanged} {
+		select {
+		case <-ch:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no list_changed notification; stderr:\n%s", errb.String())
+		}
+	}
+	lt, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(lt.Tools[0].Description, "second") {
+		t.Errorf("the skill tool's catalog lacks the new skill: %q", lt.Tools[0].Description)
+	}
+	res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "skill", Arguments: map[string]any{"name": "second"}})
+	if err != nil || res.IsError {
+		t.Fatalf("skill second: %v %+v", err, res)
+	}
+	if !strings.Contains(errb.String(), "skills changed: 2 now") {
+		t.Errorf("stderr does not report the change:\n%s", errb.String())
 	}
 }
