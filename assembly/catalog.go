@@ -1,6 +1,7 @@
 package assembly
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/skillkit/skillkit/catalog"
+	"github.com/skillkit/skillkit/loadstate"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/skill"
@@ -89,6 +91,59 @@ type CatalogOptions struct {
 	Render func(ctx context.Context, skills []skill.Summary) string
 	// Guidance is the tooling guidance published after the catalog.
 	Guidance Guidance
+	// Budget, when set, keeps the catalog within a share of the model's
+	// context window (see CatalogBudget). It applies to the format's
+	// rendering, not to Render's text.
+	Budget *CatalogBudget
+}
+
+// Defaults of CatalogBudget.
+const (
+	// DefaultBudgetShare is the share of the context window a catalog
+	// may take: what the best hosts give theirs.
+	DefaultBudgetShare = 0.02
+	// DefaultBudgetChars is the budget when the context window is not
+	// known.
+	DefaultBudgetChars = 8000
+)
+
+// CatalogBudget bounds the catalog: descriptions are shortened first,
+// then the skills the agent used least recently are left out (those never
+// used before those used, worst source rank and then the end of the name
+// order first), and the catalog always ends with a line saying how many
+// were left out and how to load them — never silently.
+type CatalogBudget struct {
+	// ContextWindow is the model's context window in tokens; 0 means
+	// unknown, and the budget is MaxChars.
+	ContextWindow int
+	// Share is the part of ContextWindow the catalog may take, counted
+	// in o200k_base tokens; 0 is DefaultBudgetShare.
+	Share float64
+	// MaxChars is the budget in characters when ContextWindow is 0; 0 is
+	// DefaultBudgetChars.
+	MaxChars int
+}
+
+// Validate checks the fields; a nil budget is valid.
+func (b *CatalogBudget) Validate() error {
+	if b == nil {
+		return nil
+	}
+	_, err := b.budget()
+	return err
+}
+
+// budget returns the catalog.Budget b describes.
+func (b *CatalogBudget) budget() (catalog.Budget, error) {
+	if b.ContextWindow < 0 || b.Share < 0 || b.Share > 1 || b.MaxChars < 0 {
+		return catalog.Budget{}, fmt.Errorf("Budget: ContextWindow %d, Share %v, MaxChars %d: give a positive window (or 0 for unknown), a share between 0 and 1, a positive character count (or 0 for the defaults)",
+			b.ContextWindow, b.Share, b.MaxChars)
+	}
+	if b.ContextWindow == 0 {
+		return catalog.Budget{MaxChars: cmp.Or(b.MaxChars, DefaultBudgetChars)}, nil
+	}
+	tokens := int(float64(b.ContextWindow) * cmp.Or(b.Share, DefaultBudgetShare))
+	return catalog.Budget{MaxTokens: max(tokens, 1)}, nil
 }
 
 // GuidanceMode chooses the tooling guidance published after a catalog.
@@ -266,6 +321,10 @@ func CatalogEvent(ctx context.Context, state map[string]string, agent string, sn
 		guide = o.guidance(toolset)
 	}
 	digest := c.Digest()
+	if b := o.Budget; b != nil {
+		// A budget changes the text: a new one publishes it anew.
+		digest += fmt.Sprintf("~%d/%g/%d", b.ContextWindow, b.Share, b.MaxChars)
+	}
 	if hasCustom || guide != "" {
 		first := custom
 		if !hasCustom {
@@ -290,10 +349,57 @@ func CatalogEvent(ctx context.Context, state map[string]string, agent string, sn
 		text = catalog.ListReplacementIntro + custom
 	case hasCustom:
 		text = custom
-	case published:
-		text = c.Render(replacement)
 	default:
-		text = c.Render(r)
+		// The catalog is not empty, so it came from snap's memo; so does
+		// its text, guidance included: every session that publishes it
+		// then holds one string, not its own copy (≈ 120 KB for 1,000
+		// skills, which a server with many sessions would keep per
+		// session).
+		rr := r
+		if published {
+			rr = replacement
+		}
+		var budget catalog.Budget
+		if o.Budget != nil {
+			var err error
+			if budget, err = o.Budget.budget(); err != nil {
+				return nil, fmt.Errorf("assembly: CatalogOptions.%w", err)
+			}
+		}
+		v, err := snap.Memo(catalogTextKey{o.DescriptionMaxLength, o.Format, published, guide, budget.MaxTokens, budget.MaxChars}, func() (any, error) {
+			t := c.Render(rr)
+			if o.Budget != nil {
+				fit, err := c.Fit(rr, budget)
+				if err != nil {
+					return nil, err
+				}
+				if fit.Omitted > 0 {
+					// Which skills stay depends on the agent's use:
+					// fitted per session below.
+					return fitted{}, nil
+				}
+				t = fit.Text
+			}
+			if guide != "" {
+				t += "\n\n" + guide
+			}
+			return t, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if _, perSession := v.(fitted); perSession {
+			if budget.Recent, err = loadstate.Used(state, agent); err != nil {
+				return nil, err
+			}
+			fit, err := c.Fit(rr, budget)
+			if err != nil {
+				return nil, err
+			}
+			text = fit.Text
+		} else {
+			text, guide = v.(string), ""
+		}
 	}
 	if guide != "" {
 		text += "\n\n" + guide
@@ -304,6 +410,21 @@ func CatalogEvent(ctx context.Context, state map[string]string, agent string, sn
 
 // catalogMemoKey keys the built catalog in a snapshot's memo.
 type catalogMemoKey struct{ maxLength int }
+
+// catalogTextKey keys a published catalog text in a snapshot's memo: the
+// first publication or the replacement, with its guidance.
+type catalogTextKey struct {
+	maxLength   int
+	format      CatalogFormat
+	replacement bool
+	guide       string
+	// maxTokens and maxChars are the budget's (0 without one).
+	maxTokens, maxChars int
+}
+
+// fitted is memoized in place of a text when the budget leaves skills
+// out, which depends on each agent's use of them.
+type fitted struct{}
 
 // offersCatalogTool reports whether the tool set holds, under its own
 // name, the shipped tool the catalog names.

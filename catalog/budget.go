@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // DefaultMinDescriptionLength is the lowest description cap, in UTF-16 code
@@ -18,8 +19,11 @@ const DefaultMinDescriptionLength = 64
 // catalog it can render; it wraps ErrBudgetTooSmall. Callers that took
 // the budget from a flag or setting word their own advice from Need.
 type BudgetError struct {
-	// MaxTokens is the budget asked for.
+	// MaxTokens is the budget asked for (0 when it was MaxChars).
 	MaxTokens int
+	// MaxChars is the budget asked for in characters (0 when it was
+	// MaxTokens).
+	MaxChars int
 	// Need is the tokens of the catalog with every skill left out and the
 	// note saying so: the smallest budget that fits.
 	Need int
@@ -29,6 +33,10 @@ type BudgetError struct {
 
 // Error implements error.
 func (e *BudgetError) Error() string {
+	if e.MaxChars > 0 {
+		return fmt.Sprintf("%v: Budget.MaxChars is %d but the catalog with every skill left out and its note takes %d characters; raise the budget to at least %d",
+			ErrBudgetTooSmall, e.MaxChars, e.Need, e.Need)
+	}
 	return fmt.Sprintf("%v: Budget.MaxTokens is %d but the catalog with every skill left out and its note takes %d tokens (%s); raise the budget to at least %d",
 		ErrBudgetTooSmall, e.MaxTokens, e.Need, e.Encoding, e.Need)
 }
@@ -47,11 +55,18 @@ var (
 	ErrNoteMissing = errors.New("catalog: renderer did not include the omitted-skills note")
 )
 
-// Budget bounds the size of a rendered catalog in tokens.
+// Budget bounds the size of a rendered catalog in tokens or characters.
 type Budget struct {
-	// MaxTokens is the most tokens the rendered catalog may take. It must
-	// be positive.
+	// MaxTokens is the most tokens the rendered catalog may take. Exactly
+	// one of MaxTokens and MaxChars must be positive.
 	MaxTokens int
+	// MaxChars is the most characters (Unicode code points) the rendered
+	// catalog may take: the budget of hosts that do not count tokens.
+	MaxChars int
+	// Recent names skills most recently used first: when skills must be
+	// left out, these are kept longest, in this order, before the rest
+	// (the least recently used go first).
+	Recent []string
 	// Counter counts the tokens. Nil means a Counter for DefaultEncoding,
 	// created for this call; pass one created once to avoid that cost.
 	Counter *Counter
@@ -67,7 +82,8 @@ type Budget struct {
 type Fitted struct {
 	// Text is the rendered catalog.
 	Text string
-	// Tokens is the token count of Text.
+	// Tokens is the size of Text in the budget's unit: tokens, or
+	// characters for a MaxChars budget.
 	Tokens int
 	// DescriptionMaxLength is the description cap the text was rendered
 	// with: the catalog's own cap when nothing had to be shortened.
@@ -102,13 +118,20 @@ func (c *Catalog) Fit(r Renderer, b Budget) (Fitted, error) {
 	if err != nil {
 		return Fitted{}, err
 	}
-	counter := b.Counter
-	if counter == nil {
-		if counter, err = NewCounter(DefaultEncoding); err != nil {
-			return Fitted{}, err
+	var count func(string) (int, error)
+	unit := "characters"
+	if b.MaxChars > 0 {
+		count = func(s string) (int, error) { return utf8.RuneCountInString(s), nil }
+	} else {
+		counter := b.Counter
+		if counter == nil {
+			if counter, err = NewCounter(DefaultEncoding); err != nil {
+				return Fitted{}, err
+			}
 		}
+		count, unit = counter.Count, counter.Encoding()
 	}
-	f := fitter{c: c, r: r, counter: counter, max: b.MaxTokens}
+	f := fitter{c: c, r: r, count: count, max: max(b.MaxTokens, b.MaxChars)}
 
 	// Steps 1 and 2: the whole catalog at falling caps.
 	for _, limit := range capLadder(c.max, floor) {
@@ -125,7 +148,7 @@ func (c *Catalog) Fit(r Renderer, b Budget) (Fitted, error) {
 	// Step 3: keep the best k skills at the lowest cap.
 	limit := min(floor, c.max)
 	entries := c.entriesAt(limit)
-	order := dropOrder(entries)
+	order := dropOrder(entries, b.Recent)
 	keep := func(k int) Request {
 		kept := make([]bool, len(entries))
 		for _, i := range order[:k] {
@@ -144,7 +167,7 @@ func (c *Catalog) Fit(r Renderer, b Budget) (Fitted, error) {
 		return Fitted{}, err
 	}
 	if !ok {
-		return Fitted{}, &BudgetError{MaxTokens: b.MaxTokens, Need: best.Tokens, Encoding: counter.Encoding()}
+		return Fitted{}, &BudgetError{MaxTokens: b.MaxTokens, MaxChars: b.MaxChars, Need: best.Tokens, Encoding: unit}
 	}
 	// Search for the largest k that fits. Counting a large catalog is
 	// slow, so the search starts from an estimate (the frame's exact count
@@ -214,7 +237,7 @@ func (f *fitter) estimate(base int, entries []Entry, order []int) (int, error) {
 	total := base
 	for k, i := range order {
 		e := entries[i]
-		n, err := f.counter.Count("- `" + e.Name + "`: " + e.Description + "\n")
+		n, err := f.count("- `" + e.Name + "`: " + e.Description + "\n")
 		if err != nil {
 			return 0, err
 		}
@@ -227,10 +250,10 @@ func (f *fitter) estimate(base int, entries []Entry, order []int) (int, error) {
 
 // fitter renders and measures one candidate at a time.
 type fitter struct {
-	c       *Catalog
-	r       Renderer
-	counter *Counter
-	max     int
+	c     *Catalog
+	r     Renderer
+	count func(string) (int, error) // tokens or characters
+	max   int
 }
 
 // try renders req and reports whether it fits the budget. The returned
@@ -240,7 +263,7 @@ func (f *fitter) try(req Request, limit int) (Fitted, bool, error) {
 	if note := req.Note(); note != "" && !strings.Contains(text, note) {
 		return Fitted{}, false, fmt.Errorf("%w: a custom Renderer must write Request.Note() when Request.Omitted is not zero", ErrNoteMissing)
 	}
-	n, err := f.counter.Count(text)
+	n, err := f.count(text)
 	if err != nil {
 		return Fitted{}, false, err
 	}
@@ -250,8 +273,13 @@ func (f *fitter) try(req Request, limit int) (Fitted, bool, error) {
 
 // check validates the budget and returns the description floor.
 func (b Budget) check() (int, error) {
-	if b.MaxTokens <= 0 {
-		return 0, fmt.Errorf("%w: Budget.MaxTokens is %d; set it to a positive number of tokens", ErrInvalidBudget, b.MaxTokens)
+	switch {
+	case b.MaxTokens < 0 || b.MaxChars < 0:
+		return 0, fmt.Errorf("%w: Budget.MaxTokens is %d and MaxChars %d; a budget is positive", ErrInvalidBudget, b.MaxTokens, b.MaxChars)
+	case b.MaxTokens > 0 && b.MaxChars > 0:
+		return 0, fmt.Errorf("%w: Budget sets both MaxTokens (%d) and MaxChars (%d); set one of them", ErrInvalidBudget, b.MaxTokens, b.MaxChars)
+	case b.MaxTokens == 0 && b.MaxChars == 0:
+		return 0, fmt.Errorf("%w: Budget.MaxTokens is 0; set it to a positive number of tokens (or MaxChars to characters)", ErrInvalidBudget)
 	}
 	switch {
 	case b.MinDescriptionLength == 0:
@@ -287,15 +315,29 @@ func (c *Catalog) entriesAt(limit int) []Entry {
 	return out
 }
 
-// dropOrder returns entry indexes best first: lowest Rank, then byte order
-// of name. Keeping a prefix of it keeps the best skills.
-func dropOrder(entries []Entry) []int {
+// dropOrder returns entry indexes best first: the recently used in their
+// order, then lowest Rank, then byte order of name. Keeping a prefix of it
+// keeps the best skills.
+func dropOrder(entries []Entry, recent []string) []int {
 	order := make([]int, len(entries))
 	for i := range order {
 		order[i] = i
 	}
+	pos := make(map[string]int, len(recent))
+	for i, n := range recent {
+		if _, dup := pos[n]; !dup {
+			pos[n] = i
+		}
+	}
+	rank := func(i int) int {
+		if p, ok := pos[entries[i].Name]; ok {
+			return p
+		}
+		return len(recent)
+	}
 	slices.SortStableFunc(order, func(a, b int) int {
 		return cmp.Or(
+			cmp.Compare(rank(a), rank(b)),
 			cmp.Compare(entries[a].Summary.Rank, entries[b].Summary.Rank),
 			strings.Compare(entries[a].Name, entries[b].Name),
 		)

@@ -108,7 +108,7 @@ func TestFitSteps(t *testing.T) {
 		// The shown skills are the best by rank, then name, and listed in
 		// name order; one more would not fit.
 		entries := cat.entriesAt(DefaultMinDescriptionLength)
-		order := dropOrder(entries)
+		order := dropOrder(entries, nil)
 		var want []string
 		for _, i := range order[:fit.Shown] {
 			want = append(want, entries[i].Name)
@@ -294,7 +294,7 @@ func TestFitKeepsAsManyAsFit(t *testing.T) {
 	}
 	counter := newCounter(t)
 	entries := cat.entriesAt(DefaultMinDescriptionLength)
-	order := dropOrder(entries)
+	order := dropOrder(entries, nil)
 	render := func(r Renderer, k int) string {
 		kept := make([]bool, len(entries))
 		for _, i := range order[:k] {

@@ -139,6 +139,9 @@ func (o *Options) Validate() error {
 	if _, err := catalog.New(nil, &catalog.Options{DescriptionMaxLength: o.Catalog.DescriptionMaxLength}); err != nil {
 		return fmt.Errorf("Catalog.DescriptionMaxLength: %w", err)
 	}
+	if err := o.Catalog.Budget.Validate(); err != nil {
+		return fmt.Errorf("Catalog.%w", err)
+	}
 	if err := o.Catalog.Guidance.Validate(); err != nil {
 		return fmt.Errorf("Catalog.%w", err)
 	}
@@ -323,7 +326,7 @@ func (c *Conversation) user(ctx context.Context, snap *registry.Snapshot, text s
 		for _, inv := range invoked {
 			effects := []tools.Effect{{Kind: tools.EffectLoad, Skill: inv.name, DocsMode: tools.DocsKeep, Inline: true}}
 			loads := loadstate.Records(state, c.agent, effects, c.opts.Lifetime)
-			d, err := loadstate.Apply(state, c.agent, effects, c.opts.MaxLoaded)
+			d, err := c.apply(state, effects)
 			if err != nil {
 				return nil, err
 			}
@@ -386,7 +389,7 @@ func (c *Conversation) declaration(state map[string]string, effects []tools.Effe
 		names[i] = e.Skill
 	}
 	loads := loadstate.Records(state, c.agent, effects, c.opts.Lifetime)
-	delta, err := loadstate.Apply(state, c.agent, effects, c.opts.MaxLoaded)
+	delta, err := c.apply(state, effects)
 	if err != nil {
 		return session.Event{}, err
 	}

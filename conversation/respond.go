@@ -110,7 +110,7 @@ func (c *Conversation) Respond(ctx context.Context, a Assistant) (*Step, error) 
 			ev := session.Event{Kind: session.KindTool, Agent: c.agent, ToolCallID: calls[i].ID, ToolName: calls[i].Name, Text: res.Text, IsError: res.IsError}
 			if !res.IsError && len(res.Effects) > 0 {
 				ev.Loads = loadstate.Records(state, c.agent, res.Effects, c.opts.Lifetime)
-				d, err := loadstate.Apply(state, c.agent, res.Effects, c.opts.MaxLoaded)
+				d, err := c.apply(state, res.Effects)
 				if err != nil {
 					return nil, fmt.Errorf("the effects of %s: %w", callName(i, calls[i]), err)
 				}
@@ -290,4 +290,17 @@ func (c *Conversation) Call(ctx context.Context, tool string, args json.RawMessa
 		return tools.Result{}, err
 	}
 	return step.Results[0], nil
+}
+
+// apply is loadstate.Apply with the agent's cap, and the used list (what
+// a catalog over its budget keeps longest) brought up to date.
+func (c *Conversation) apply(state map[string]string, effects []tools.Effect) (map[string]*string, error) {
+	d, err := loadstate.Apply(state, c.agent, effects, c.opts.MaxLoaded)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range loadstate.NoteUsed(state, c.agent, effects) {
+		d[k] = v
+	}
+	return d, nil
 }

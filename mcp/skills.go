@@ -74,8 +74,8 @@ type skillsConfig struct {
 	// PageSize is the number of entries of a skills/list or
 	// resources/directory/read page; 0 means defaultSkillsPageSize.
 	PageSize int
-	// TTL is the ttlMs hint of skills/list, skills/get and resources/read
-	// results; 0 means defaultSkillsTTL.
+	// TTL is the ttlMs hint of skills/list and skills/get results; 0
+	// means defaultSkillsTTL. resources/read results carry ttlMs 0.
 	TTL time.Duration
 	// Private marks results as cacheScope "private" (for one user only),
 	// for a Snapshot that depends on who asks; the default is "public".
@@ -299,12 +299,16 @@ type (
 		URI    string `json:"uri"`
 		Cursor string `json:"cursor,omitempty"`
 	}
-	// readDirResult is the result of resources/directory/read.
+	// readDirResult is the result of resources/directory/read. The spec
+	// types it a PaginatedResult; it carries ttlMs and cacheScope as
+	// resources/list does, because the reference client (TypeScript SDK
+	// v2.4.0, SkillsClient.readDirectory) refuses a result without them.
 	readDirResult struct {
 		sdk.ResultBase
 		ResultType string          `json:"resultType"`
 		Resources  []*sdk.Resource `json:"resources"`
 		NextCursor string          `json:"nextCursor,omitempty"`
+		sdk.Cacheable
 	}
 	// skillEntry is the extension's Skill: the SKILL.md URI, the front
 	// matter verbatim and the complete manifest.
@@ -428,7 +432,7 @@ func (s *skillsServer) readDir(ctx context.Context, _ *sdk.ServerSession, p *rea
 		return nil, invalidParamsURI(p.URI, "%s does not exist", p.URI)
 	}
 	i := sort.Search(len(kids), func(i int) bool { return kids[i].name > after })
-	res := &readDirResult{ResultType: resultComplete, Resources: []*sdk.Resource{}}
+	res := &readDirResult{ResultType: resultComplete, Resources: []*sdk.Resource{}, Cacheable: s.cacheable()}
 	for ; i < len(kids); i++ {
 		if len(res.Resources) == s.cfg.PageSize {
 			res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(kids[i-1].name))
@@ -536,7 +540,11 @@ func (s *skillsServer) readResource(ctx context.Context, req *sdk.ReadResourceRe
 	default:
 		c.Blob = data
 	}
-	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{c}, Cacheable: s.cacheable()}, nil
+	// ttlMs 0: a client re-reads rather than keep bytes a refresh may
+	// have replaced; hosts cache files by the digests of the entry instead.
+	rc := s.cacheable()
+	rc.TTLMs = 0
+	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{c}, Cacheable: rc}, nil
 }
 
 // errNoSkill is the error of served for a name the snapshot does not hold.

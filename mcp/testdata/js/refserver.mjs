@@ -24,6 +24,8 @@
 //                the entry's size and digest match the served bytes, so only
 //                the front matter comparison can catch it
 //   unlisted     the entry leaves the file out while the server still serves it
+//                (use another file than SKILL.md: an entry without its own
+//                SKILL.md is invalid, and the SDK drops it from the listing)
 import './npm.mjs';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
@@ -118,6 +120,14 @@ async function buildSource() {
             const text = served.get(uri);
             if (text === undefined) return undefined;
             return { text, mimeType: uri.endsWith('.md') ? 'text/markdown' : 'text/plain' };
+        },
+        async listResources() {
+            return [...entries.values()].map(e => ({
+                uri: e.uri,
+                name: e.frontmatter.name,
+                description: e.frontmatter.description,
+                mimeType: 'text/markdown'
+            }));
         },
         async readDirectory(uri) {
             const dir = uri.endsWith('/') ? uri : `${uri}/`;

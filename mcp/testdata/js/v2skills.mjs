@@ -1,15 +1,16 @@
 // The TypeScript SDK v2 client (@modelcontextprotocol/client) and its skills
 // host side (ext/skills SkillsClient) against a server:
 //
-//   node v2skills.mjs URL [--version 2026-07-28|auto|legacy]
+//   node v2skills.mjs URL [--version 2026-07-28|auto|legacy] [--skill NAME]
 //
 // It lists the skills (every page), gets each by its SKILL.md URI, reads and
 // verifies every listed file (size, digest and, for SKILL.md, the front
 // matter against the entry) and walks each skill's directory with
 // resources/directory/read when the server offers it. It prints one JSON
 // object of what it saw; a failed read is recorded in place (name, reason,
-// message), so tampering shows up as data, not as a crash. Exit status 1 only
-// when it cannot connect or list.
+// message), so tampering shows up as data, not as a crash. With --skill it
+// also lists the tools and calls the `skill` tool for NAME, as a plain v2
+// client would. Exit status 1 only when it cannot connect or list.
 import './npm.mjs';
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -19,11 +20,11 @@ const { SkillsClient } = await import('@modelcontextprotocol/client/ext/skills')
 
 const { values: opts, positionals } = parseArgs({
     allowPositionals: true,
-    options: { version: { type: 'string', default: '2026-07-28' } }
+    options: { version: { type: 'string', default: '2026-07-28' }, skill: { type: 'string' } }
 });
 const url = positionals[0];
 if (!url) {
-    console.error('usage: node v2skills.mjs URL [--version 2026-07-28|auto|legacy]');
+    console.error('usage: node v2skills.mjs URL [--version 2026-07-28|auto|legacy] [--skill NAME]');
     process.exit(2);
 }
 const mode = opts.version === 'auto' || opts.version === 'legacy' ? opts.version : { pin: opts.version };
@@ -38,6 +39,15 @@ try {
     out.protocolVersion = client.getNegotiatedProtocolVersion();
     out.serverInfo = client.getServerVersion();
     out.capabilities = client.getServerCapabilities();
+
+    if (opts.skill) {
+        try {
+            out.tools = (await client.listTools()).tools.map(t => t.name);
+            out.callSkill = await client.callTool({ name: 'skill', arguments: { name: opts.skill } });
+        } catch (err) {
+            out.callSkill = { error: errorInfo(err) };
+        }
+    }
 
     const skills = new SkillsClient(client);
     out.supported = skills.supported;
