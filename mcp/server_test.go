@@ -165,7 +165,7 @@ func TestToolsPromptsOverStdioShape(t *testing.T) {
 		t.Errorf("tools %v, want skill, skill_read", names)
 	}
 	text, res := call(t, cs, "skill", map[string]any{"name": "greet"}, nil)
-	if res.IsError || !strings.Contains(text, "Say hello to NAME") {
+	if res.IsError || !strings.Contains(text, "Say hello to NAME") || !strings.Contains(text, "Base directory for this skill: /") {
 		t.Errorf("skill greet: error %v, text %q", res.IsError, text)
 	}
 	text, res = call(t, cs, "skill", map[string]any{"name": "hidden"}, nil)
@@ -251,6 +251,9 @@ func TestSessionsIsolatedAndRemoved(t *testing.T) {
 			}
 			if srv.Sessions() != 2 {
 				t.Errorf("%d sessions, want 2", srv.Sessions())
+			}
+			if text, _ := call(t, a, "skill", map[string]any{"name": "greet"}, metaA); !strings.Contains(text, "Base URL for this skill: skill://greet/\n") || strings.Contains(text, "Base directory") {
+				t.Errorf("over HTTP the skill's base is not its skill:// URL: %q", text)
 			}
 			_ = kit
 			if stateless {

@@ -15,6 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillkit/skillkit/catalog"
+	"github.com/skillkit/skillkit/skill"
 	"github.com/skillkit/skillkit/tools"
 )
 
@@ -107,12 +109,35 @@ func (s *Server) toolHandler(t tools.Tool, stateless bool) sdk.ToolHandler {
 				res.Text = text
 			}
 		}
+		if t.Name == tools.SkillName && !res.IsError && req.Extra != nil && req.Extra.Header != nil {
+			res.Text = s.remoteBase(ctx, args, res.Text)
+		}
 		out := s.result(sess, res)
 		if stateless {
 			out.Meta = sdk.Meta{SessionMetaKey: sess.id}
 		}
 		return out, nil
 	}
+}
+
+// remoteBase rewrites the skill's base directory, a path on the server's
+// host that an HTTP client may not share, as its skill:// base URL, whose
+// files the client reads with resources/read. Over stdio the client runs
+// on the same host, and the path stays.
+func (s *Server) remoteBase(ctx context.Context, args json.RawMessage, text string) string {
+	var a tools.SkillArgs
+	if json.Unmarshal(args, &a) != nil {
+		return text
+	}
+	sum, ok := s.kit.Skills(ctx).Lookup(a.Name)
+	if !ok || sum.Path == "" {
+		return text
+	}
+	local := "Base directory for this skill: " + catalog.EscapeText(sum.Path) + "\n" +
+		"Resolve relative paths mentioned by this skill against the base directory before using them."
+	remote := "Base URL for this skill: " + skillBaseURI(sum.Name) + "\n" +
+		"Resolve relative URLs mentioned by this skill against the base URL before using them."
+	return strings.Replace(text, local, remote, 1)
 }
 
 // loaded returns the content of the last tool result as the session's
@@ -206,3 +231,6 @@ func (s *Server) readOutput(sess *session, rel string, size int64) ([]byte, erro
 	}
 	return data, nil
 }
+
+// skillBaseURI is the base URL of a skill's files: skill://NAME/.
+func skillBaseURI(name string) string { return strings.TrimSuffix(skillMDURI(name), skill.FileName) }
