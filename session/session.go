@@ -7,7 +7,8 @@
 // knows nothing of skills. The layers above decide what an event means and
 // which state keys exist; a Store keeps events and applies their deltas
 // atomically. MemoryStore is the in-process implementation; the
-// sqlitestore package keeps sessions in one SQLite file; session/driver
+// sqlitestore package keeps sessions in one SQLite file, redisstore in a
+// Redis server that several processes share; session/driver
 // holds what a Store implementation needs and session/sessiontest the
 // conformance suite every Store passes. An AppendHook may rewrite or veto
 // an event before it is persisted:
