@@ -15,8 +15,10 @@ package source
 import (
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -107,21 +109,51 @@ func (s Source) DisplayPath(dir string) string {
 }
 
 // DefaultRoots returns the roots searched when the operator names none, in
-// rank order (best first): each entry of $SKILLKIT_PATH (colon-separated),
-// the project's .agents/skills (in the nearest ancestor of cwd holding
-// .git, else in cwd), and ~/.agents/skills. Roots that do not exist are
-// left out; an entry of $SKILLKIT_PATH that is not a folder is also left
-// out and named in the returned warnings, since it was configured on
-// purpose. getenv and home are parameters so callers and tests control
-// them.
+// rank order (best first): each entry of $SKILLKIT_PATH (colon-separated,
+// see SplitList; when it is unset, $SKILLS_ROOT, one root, the name seed
+// 003 gives it), the project's .agents/skills (in the nearest ancestor of
+// cwd holding .git, else in cwd), and ~/.agents/skills. Roots that do not
+// exist are left out; an entry of $SKILLKIT_PATH that is not a folder is
+// also left out and named in the returned warnings, since it was
+// configured on purpose. getenv and home are parameters so callers and
+// tests control them. An entry that is an http(s) URL (IsURL) is left out
+// with a warning: DefaultRootsURL opens those.
 func DefaultRoots(cwd string, getenv func(string) string, home string) ([]Source, []string, error) {
+	return DefaultRootsURL(cwd, getenv, home, nil)
+}
+
+// OpenURLFunc opens a configured root that is an http(s) URL (an archive
+// of skills, see package source/archive) as a source with the given label
+// and rank.
+type OpenURLFunc func(url, label string, rank int) (Source, error)
+
+// DefaultRootsURL is DefaultRoots with openURL opening the entries that
+// are URLs. An entry openURL cannot open is left out with a warning
+// holding its error, as a missing folder is. Nil openURL leaves every URL
+// entry out with a warning.
+func DefaultRootsURL(cwd string, getenv func(string) string, home string, openURL OpenURLFunc) ([]Source, []string, error) {
 	var out []Source
 	var warnings []string
 	add := func(path, label string) error {
+		configured := strings.HasPrefix(label, "SKILLKIT_PATH:") || strings.HasPrefix(label, "SKILLS_ROOT:")
+		if configured && IsURL(path) {
+			name := RedactURL(path)
+			if openURL == nil {
+				warnings = append(warnings, fmt.Sprintf("%s entry %q is a URL, which this program does not fetch; skipped", envName(label), name))
+				return nil
+			}
+			src, err := openURL(path, name, len(out))
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("%s entry %q skipped: %v", envName(label), name, err))
+				return nil
+			}
+			out = append(out, src)
+			return nil
+		}
 		info, err := os.Stat(path)
 		if err != nil || !info.IsDir() {
-			if strings.HasPrefix(label, "SKILLKIT_PATH:") {
-				warnings = append(warnings, fmt.Sprintf("SKILLKIT_PATH entry %q is not a folder; skipped", path))
+			if configured {
+				warnings = append(warnings, fmt.Sprintf("%s entry %q is not a folder; skipped", envName(label), path))
 			}
 			return nil
 		}
@@ -133,13 +165,14 @@ func DefaultRoots(cwd string, getenv func(string) string, home string) ([]Source
 		return nil
 	}
 	if v := getenv("SKILLKIT_PATH"); v != "" {
-		for _, p := range filepath.SplitList(v) {
-			if p == "" {
-				continue
-			}
+		for _, p := range SplitList(v) {
 			if err := add(p, "SKILLKIT_PATH:"+p); err != nil {
 				return nil, nil, err
 			}
+		}
+	} else if v := getenv("SKILLS_ROOT"); v != "" {
+		if err := add(v, "SKILLS_ROOT:"+v); err != nil {
+			return nil, nil, err
 		}
 	}
 	if err := add(filepath.Join(ProjectRoot(cwd), ".agents", "skills"), "project"); err != nil {
@@ -151,6 +184,84 @@ func DefaultRoots(cwd string, getenv func(string) string, home string) ([]Source
 		}
 	}
 	return out, warnings, nil
+}
+
+// envName is the variable a configured root's label names.
+func envName(label string) string {
+	name, _, _ := strings.Cut(label, ":")
+	return name
+}
+
+// IsURL reports whether a root (a ROOT argument or an entry of
+// $SKILLKIT_PATH) is an http:// or https:// URL rather than a host path.
+func IsURL(root string) bool {
+	scheme, rest, ok := strings.Cut(root, "://")
+	if !ok || rest == "" {
+		return false
+	}
+	return strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")
+}
+
+// SplitList splits a $SKILLKIT_PATH value into its entries at the list
+// separator (filepath.ListSeparator, ':' on Unix) and drops empty ones,
+// keeping http(s) URLs whole: the colons of "https://", of a port and of
+// credentials in a URL do not separate entries. A URL's authority extends
+// over the following pieces until one holds a '/' (its path); a piece that
+// starts with '/', '.' or '~' is never joined to it, so
+// "https://host:8080:/srv/skills" is a URL without a path and a folder.
+func SplitList(v string) []string {
+	parts := filepath.SplitList(v)
+	var out []string
+	for i := 0; i < len(parts); i++ {
+		p := parts[i]
+		if filepath.ListSeparator == ':' && (strings.EqualFold(p, "http") || strings.EqualFold(p, "https")) &&
+			i+1 < len(parts) && strings.HasPrefix(parts[i+1], "//") {
+			i++
+			rest := parts[i][2:] // after the "//"
+			// No '/' after the "//" yet: the next piece is a port or a
+			// password, unless it looks like a path of its own.
+			for !strings.Contains(rest, "/") && i+1 < len(parts) &&
+				parts[i+1] != "" && !strings.ContainsAny(parts[i+1][:1], "/.~") {
+				i++
+				rest += ":" + parts[i]
+			}
+			p += "://" + rest
+		}
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// RedactURL returns a URL as it may be shown: without user information
+// (user names and passwords are credentials as often as not) and with the
+// value of every query parameter replaced by "REDACTED" (signed URLs carry
+// tokens there); the fragment is kept. Text that does not parse as a URL
+// is returned as "(unparsable URL)".
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		q := u.Query()
+		keys := make([]string, 0, len(q))
+		for k := range q {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		var b strings.Builder
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte('&')
+			}
+			b.WriteString(url.QueryEscape(k) + "=REDACTED")
+		}
+		u.RawQuery = b.String()
+	}
+	return u.String()
 }
 
 // ProjectRoot returns the nearest ancestor of cwd (cwd included) that

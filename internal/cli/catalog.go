@@ -64,6 +64,7 @@ func newCatalog(env *Env) *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "reminder", "catalog format: reminder or list")
 	cmd.Flags().IntVar(&maxDesc, "max-description", catalog.DefaultDescriptionMaxLength, "cap on each description, in UTF-16 code units (at least 3)")
 	cmd.Flags().IntVar(&budget, "budget-tokens", 0, "fit the catalog within this many tokens (0: no budget)")
+	addFromMCPFlag(cmd, &env.mcp)
 	addDepthFlag(cmd, env)
 	addLimitFlags(cmd, env, false)
 	return cmd
@@ -111,6 +112,7 @@ func newShow(env *Env) *cobra.Command {
 			return nil
 		},
 	}
+	addFromMCPFlag(cmd, &env.mcp)
 	addDepthFlag(cmd, env)
 	addLimitFlags(cmd, env, false)
 	return cmd

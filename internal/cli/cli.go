@@ -64,6 +64,9 @@ type Env struct {
 	// listFiles is set by a command that lists every skill's files
 	// (registry.Options.ListFiles).
 	listFiles bool
+	// mcp is the --from-mcp flag of the commands that take it; Run
+	// disconnects its servers at the end.
+	mcp fromMCP
 }
 
 // addDepthFlag gives cmd the --depth flag.
@@ -136,6 +139,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	err := root.ExecuteContext(ctx)
+	env.mcp.close()
 	if err == nil {
 		return 0
 	}
@@ -191,14 +195,14 @@ func newRoot(env *Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "skillkit",
 		Short: "Agent Skills for every agent: validate, list, catalog, show and count skills",
-		Long: "skillkit parses, validates and serves Agent Skills (folders with a SKILL.md).\n\nCommands that take ROOT arguments read skills from those folders (a folder of skills,\nor one skill folder). Without ROOTs they search $SKILLKIT_PATH (colon-separated),\nthe project's .agents/skills and ~/.agents/skills, best rank first.\n\n" +
+		Long: "skillkit parses, validates and serves Agent Skills (folders with a SKILL.md).\n\nCommands that take ROOT arguments read skills from those folders (a folder of skills,\nor one skill folder), or from .zip, .tar and .tar.gz archives of them (http(s) URLs or\nfiles, cached in $SKILLKIT_CACHE_DIR). Without ROOTs they search $SKILLKIT_PATH\n(colon-separated; URLs allowed), the project's .agents/skills and ~/.agents/skills,\nbest rank first.\n\n" +
 			"On a terminal, control characters in the output (escape sequences, C1 controls,\n" +
 			"bidirectional overrides, invalid UTF-8) are shown escaped, as \\x1b or \\u202e, since\n" +
 			"skills and commands choose that text; redirected output is byte-exact.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newSession(env), newRun(env), newChat(env), newValidate(env), newList(env), newCatalog(env), newShow(env), newTokens(env), newExec(env), newBench(env), newServe(env))
+	root.AddCommand(newSession(env), newRun(env), newChat(env), newValidate(env), newList(env), newCatalog(env), newShow(env), newTokens(env), newExec(env), newBench(env), newServe(env), newInstall(env))
 	return root
 }
 
@@ -212,12 +216,12 @@ func (env *Env) workDir() (string, error) {
 
 // defaultRoots finds the default skill roots for the working directory and
 // prints the warnings about configured roots that are missing.
-func (env *Env) defaultRoots() ([]source.Source, error) {
+func (env *Env) defaultRoots(ctx context.Context) ([]source.Source, error) {
 	cwd, err := env.workDir()
 	if err != nil {
 		return nil, err
 	}
-	srcs, warnings, err := source.DefaultRoots(cwd, env.Getenv, env.Getenv("HOME"))
+	srcs, warnings, err := source.DefaultRootsURL(cwd, env.Getenv, env.Getenv("HOME"), env.openURLRoot(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -239,20 +243,21 @@ func (env *Env) defaultRoots() ([]source.Source, error) {
 }
 
 // rootSources returns the sources of the ROOT arguments (or the default
-// roots), searched --depth deep.
-func (env *Env) rootSources(roots []string) ([]source.Source, error) {
+// roots), searched --depth deep. A ROOT that is a URL or an archive file
+// is an archive source (openRoot).
+func (env *Env) rootSources(ctx context.Context, roots []string) ([]source.Source, error) {
 	depth, err := env.searchDepth()
 	if err != nil {
 		return nil, err
 	}
 	var sources []source.Source
 	if len(roots) == 0 {
-		if sources, err = env.defaultRoots(); err != nil {
+		if sources, err = env.defaultRoots(ctx); err != nil {
 			return nil, err
 		}
 	}
 	for i, r := range roots {
-		src, err := source.Dir(r, r, i)
+		src, err := env.openRoot(ctx, r, i)
 		if err != nil {
 			return nil, fmt.Errorf("argument ROOT: %w", err)
 		}
@@ -272,10 +277,15 @@ func openRegistry(ctx context.Context, env *Env, roots []string) (*registry.Regi
 	if err != nil {
 		return nil, err
 	}
-	sources, err := env.rootSources(roots)
+	sources, err := env.rootSources(ctx, roots)
 	if err != nil {
 		return nil, err
 	}
+	remote, err := env.mcp.sources(ctx, env, len(sources))
+	if err != nil {
+		return nil, err
+	}
+	sources = append(sources, remote...)
 	reg, err := registry.New(ctx, sources, opts)
 	if err != nil {
 		return nil, err

@@ -136,6 +136,7 @@ func newList(env *Env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
 	cmd.Flags().BoolVar(&all, "all", false, "also list shadowed skills")
+	addFromMCPFlag(cmd, &env.mcp)
 	addDepthFlag(cmd, env)
 	addLimitFlags(cmd, env, false)
 	return cmd

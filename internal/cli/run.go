@@ -199,7 +199,7 @@ func newRunner(env *Env, f *runFlags, cmd *cobra.Command, roots []string) (*runn
 	}
 	if f.session == "" {
 		// Resolved now, so the session keeps using the same folders.
-		if r.roots, err = resolveRoots(env, roots); err != nil {
+		if r.roots, err = resolveRoots(cmd.Context(), env, roots); err != nil {
 			return nil, err
 		}
 	}
@@ -351,7 +351,7 @@ func (r *runner) kit(ctx context.Context, st session.Store, cfg sessionConfig) (
 	if err != nil {
 		return nil, nil, err
 	}
-	kopts := &skillkit.Options{Sources: sessionSources(r.env, cfg.Roots), Registry: opts, Store: st, Agent: cfg.agentOptions()}
+	kopts := &skillkit.Options{Sources: sessionSources(ctx, r.env, cfg.Roots), Registry: opts, Store: st, Agent: cfg.agentOptions()}
 	noSkills := len(kopts.Sources) == 0
 	if noSkills {
 		// A kit without sources would search the default roots itself,

@@ -50,7 +50,7 @@ const protocolRevisions = "2026-07-28 (stateless: the session travels in _meta),
 func newServe(env *Env) *cobra.Command {
 	f := &serveFlags{sandbox: execFlags{timeout: execMaxTimeout}}
 	cmd := &cobra.Command{
-		Use:   "serve [--http ADDR] [--token T] [--no-exec | --local-exec] [--tools NAMES] [ROOT...]",
+		Use:   "serve [--http ADDR] [--token T] [--no-exec | --local-exec] [--tools NAMES] [--from-mcp URL]... [ROOT...]",
 		Short: "Serve the skills over MCP (stdio, or streamable HTTP with --http) to any MCP client",
 		Long: "serve offers the skills of the ROOTs (or the default roots) to MCP clients — Claude Code,\n" +
 			"Codex, Cursor, Goose or any other host:\n" +
@@ -77,6 +77,9 @@ func newServe(env *Env) *cobra.Command {
 			"Skill roots are watched: an added, changed or removed skill reaches clients within about\n" +
 			"a quarter of a second as list_changed notifications (a root too large to watch is re-read\n" +
 			"every " + mcp.DefaultRefresh.String() + " instead).\n\n" +
+			"--from-mcp URL adds the skills another MCP server lists through the skills extension: read\n" +
+			"lazily from that server only, each read checked against the listing (size, sha256, front\n" +
+			"matter), their allowed-tools ignored; $" + fromMCPTokenEnv + " is sent to them as a bearer token.\n\n" +
 			"On start, serve prints to stderr what it serves: skills, tools, prompts, the endpoint and\n" +
 			"the protocol revisions.",
 		RunE: func(cmd *cobra.Command, roots []string) error {
@@ -85,6 +88,7 @@ func newServe(env *Env) *cobra.Command {
 	}
 	addDepthFlag(cmd, env)
 	addLimitFlags(cmd, env, false)
+	addFromMCPFlag(cmd, &env.mcp)
 	fl := cmd.Flags()
 	fl.StringVar(&f.http, "http", "", "serve streamable HTTP on ADDR (HOST:PORT, e.g. 127.0.0.1:8080) instead of stdio")
 	fl.StringVar(&f.token, "token", "", "bearer token HTTP clients must send (default $"+tokenEnv+"); needed off loopback")
@@ -192,10 +196,15 @@ func runServe(cmd *cobra.Command, env *Env, f *serveFlags, roots []string) error
 			return fmt.Errorf("serve: --http: %s", strings.TrimPrefix(err.Error(), "mcp: "))
 		}
 	}
-	srcs, err := env.rootSources(roots)
+	srcs, err := env.rootSources(ctx, roots)
 	if err != nil {
 		return err
 	}
+	remote, err := env.mcp.sources(ctx, env, len(srcs))
+	if err != nil {
+		return err
+	}
+	srcs = append(srcs, remote...)
 	if len(srcs) == 0 {
 		srcs = []source.Source{source.FS(embed.FS{}, "no skill roots", 0)}
 	}

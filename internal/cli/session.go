@@ -188,15 +188,16 @@ func registryFor(ctx context.Context, env *Env, roots []string) (*registry.Regis
 	if err != nil {
 		return nil, err
 	}
-	return registry.New(ctx, sessionSources(env, roots), opts)
+	return registry.New(ctx, sessionSources(ctx, env, roots), opts)
 }
 
 // sessionSources are the sources of a session's stored roots; roots that
-// have disappeared are reported and skipped.
-func sessionSources(env *Env, roots []string) []source.Source {
+// have disappeared are reported and skipped. A root that is a URL or an
+// archive file is an archive source (openRoot).
+func sessionSources(ctx context.Context, env *Env, roots []string) []source.Source {
 	var srcs []source.Source
 	for i, r := range roots {
-		src, err := source.Dir(r, r, i)
+		src, err := env.openRoot(ctx, r, i)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "skillkit: warning: session root skipped: %v\n", err)
 			continue
@@ -229,7 +230,7 @@ func sessionNew(env *Env, f *sessionFlags) *cobra.Command {
 				return fmt.Errorf("--max-loaded is %d; use 0 for no cap or a positive count", maxLoaded)
 			}
 			cfg.MaxLoaded, cfg.System = maxLoaded, system
-			if cfg.Roots, err = resolveRoots(env, args); err != nil {
+			if cfg.Roots, err = resolveRoots(ctx, env, args); err != nil {
 				return err
 			}
 			if len(cfg.Roots) == 0 {
@@ -269,20 +270,24 @@ func sessionNew(env *Env, f *sessionFlags) *cobra.Command {
 }
 
 // resolveRoots makes the session's roots absolute, or resolves the default
-// roots now so the session keeps using the same folders.
-func resolveRoots(env *Env, args []string) ([]string, error) {
+// roots now so the session keeps using the same folders. A URL or archive
+// file is opened now and kept as given (the session opens it again).
+func resolveRoots(ctx context.Context, env *Env, args []string) ([]string, error) {
 	if len(args) > 0 {
 		out := make([]string, len(args))
 		for i, a := range args {
-			src, err := source.Dir(a, a, i)
+			src, err := env.openRoot(ctx, a, i)
 			if err != nil {
 				return nil, fmt.Errorf("argument ROOT: %w", err)
 			}
 			out[i] = src.Path
+			if isArchiveRoot(a) {
+				out[i] = archiveRootPath(a)
+			}
 		}
 		return out, nil
 	}
-	srcs, err := env.defaultRoots()
+	srcs, err := env.defaultRoots(ctx)
 	if err != nil {
 		return nil, err
 	}
