@@ -47,6 +47,7 @@ import (
 	"github.com/skillkit/skillkit/session"
 	"github.com/skillkit/skillkit/skill"
 	"github.com/skillkit/skillkit/source"
+	"github.com/skillkit/skillkit/source/archive"
 	"github.com/skillkit/skillkit/tools"
 	"github.com/skillkit/skillkit/workspace"
 )
@@ -68,7 +69,10 @@ type Request = assembly.Request
 // defaults.
 type Options struct {
 	// Roots are folders of skills, best first (a skill of an earlier root
-	// shadows a same-name one of a later root, which is reported). When
+	// shadows a same-name one of a later root, which is reported), or
+	// .zip, .tar and .tar.gz archives of them: http(s) URLs (an optional
+	// #sha256=HEX pins the content) or files, unpacked into the cache of
+	// package source/archive ($SKILLKIT_CACHE_DIR). When
 	// Roots and Sources are both empty the default roots are searched:
 	// $SKILLKIT_PATH, the project's .agents/skills and ~/.agents/skills.
 	Roots []string
@@ -223,7 +227,7 @@ func New(ctx context.Context, opts *Options) (*Kit, error) {
 }
 
 func (k *Kit) init(ctx context.Context, o Options) error {
-	srcs, err := k.sources(o)
+	srcs, err := k.sources(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -261,11 +265,20 @@ func (k *Kit) init(ctx context.Context, o Options) error {
 }
 
 // sources returns the skill sources of the options.
-func (k *Kit) sources(o Options) ([]source.Source, error) {
+func (k *Kit) sources(ctx context.Context, o Options) ([]source.Source, error) {
 	var srcs []source.Source
 	for i, root := range o.Roots {
 		if root == "" {
 			return nil, fmt.Errorf("skillkit: Options.Roots[%d] is empty; name a folder (\".\" for the current one)", i)
+		}
+		if source.IsURL(root) || archive.IsArchivePath(root) {
+			src, err := archive.Open(ctx, root, &archive.Options{CacheDir: archive.CacheDirFromEnv(os.Getenv)})
+			if err != nil {
+				return nil, fmt.Errorf("skillkit: Options.Roots[%d]: %w", i, err)
+			}
+			src.Rank = i
+			srcs = append(srcs, src)
+			continue
 		}
 		src, err := source.Dir(root, root, i)
 		if err != nil {
@@ -288,7 +301,12 @@ func (k *Kit) sources(o Options) ([]source.Source, error) {
 		return nil, fmt.Errorf("skillkit: the default roots: %w", err)
 	}
 	home, _ := os.UserHomeDir()
-	srcs, k.warnings, err = source.DefaultRoots(cwd, os.Getenv, home)
+	openURL := func(url, label string, rank int) (source.Source, error) {
+		src, err := archive.Open(ctx, url, &archive.Options{CacheDir: archive.CacheDirFromEnv(os.Getenv)})
+		src.Label, src.Rank = label, rank
+		return src, err
+	}
+	srcs, k.warnings, err = source.DefaultRootsURL(cwd, os.Getenv, home, openURL)
 	if err != nil {
 		return nil, fmt.Errorf("skillkit: the default roots: %w", err)
 	}

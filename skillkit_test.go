@@ -1,10 +1,14 @@
 package skillkit_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -480,5 +484,33 @@ func TestFallbackOnSummaryThroughTheKit(t *testing.T) {
 		if shown != on {
 			t.Fatalf("FallbackOnSummary %v: the earlier turn's skill shown %v", on, shown)
 		}
+	}
+}
+
+// TestURLRoot takes skills from a zip archive served over HTTP.
+func TestURLRoot(t *testing.T) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.Create("greet/SKILL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = w.Write([]byte("---\nname: greet\ndescription: Greets people. Use when asked to greet.\n---\n\nSay hello.\n"))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(buf.Bytes()) }))
+	defer hs.Close()
+	t.Setenv("SKILLKIT_CACHE_DIR", t.TempDir())
+	kit, err := skillkit.New(t.Context(), &skillkit.Options{Roots: []string{hs.URL + "/skills.zip"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kit.Close()
+	if sum, ok := kit.Skills(t.Context()).Lookup("greet"); !ok || sum.Description != "Greets people. Use when asked to greet." {
+		t.Errorf("greet from the archive: %+v %v", sum, ok)
+	}
+	if _, err := skillkit.New(t.Context(), &skillkit.Options{Roots: []string{hs.URL + "/skills.zip#sha256=" + strings.Repeat("0", 64)}}); err == nil || !strings.Contains(err.Error(), "Options.Roots[0]") {
+		t.Errorf("a wrong pin: %v", err)
 	}
 }

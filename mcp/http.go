@@ -6,12 +6,14 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,7 +53,23 @@ type HTTPOptions struct {
 	// ShutdownGrace is how long ListenAndServe waits for running calls
 	// when its context ends; 0 is DefaultShutdownGrace.
 	ShutdownGrace time.Duration
+	// MaxConns bounds the connections ListenAndServe keeps open at once;
+	// one more is answered 503 and closed. 0 is DefaultMaxConns.
+	MaxConns int
+	// MaxStreams bounds the long-lived notification streams open at once
+	// (subscriptions/listen, and the GET streams of sessions); one more
+	// is answered 503. 0 is DefaultMaxStreams.
+	MaxStreams int
 }
+
+// Defaults of the HTTPOptions bounds.
+const (
+	// DefaultMaxConns is far below the usual 1,024 descriptors a process
+	// may open, so a flood of idle connections cannot starve the sandbox.
+	DefaultMaxConns = 512
+	// DefaultMaxStreams bounds the notification streams.
+	DefaultMaxStreams = 64
+)
 
 // Handler returns the streamable HTTP endpoint: requests of protocol
 // revision 2026-07-28 and later are served statelessly (a session is
@@ -67,6 +85,9 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = DefaultMaxStreams
+	}
 	idle := s.o.IdleTimeout
 	if idle < 0 {
 		idle = 0
@@ -78,7 +99,7 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	stateless := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.stateless.sdk }, &sdk.StreamableHTTPOptions{
 		Stateless: true, MaxRequestBodyBytes: o.MaxBodyBytes, DisableLocalhostProtection: true, Logger: s.o.Logger,
 		PropagateRequestCancellation: true})
-	h := &httpHandler{o: o, stateful: stateful, stateless: stateless, s: s}
+	h := &httpHandler{o: o, stateful: stateful, stateless: stateless, s: s, streams: make(chan struct{}, o.MaxStreams)}
 	if o.Token != "" {
 		sum := sha256.Sum256([]byte(o.Token))
 		h.token = sum[:]
@@ -92,6 +113,8 @@ type httpHandler struct {
 	token               []byte // sha256 of the token, or nil
 	stateful, stateless http.Handler
 	s                   *Server
+	// streams holds a token per open notification stream.
+	streams chan struct{}
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -112,9 +135,22 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("request body of %d bytes exceeds the limit of %d", r.ContentLength, h.o.MaxBodyBytes), http.StatusRequestEntityTooLarge)
 		return
 	}
+	if r.Method == http.MethodGet || r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+		select {
+		case h.streams <- struct{}{}:
+			defer func() { <-h.streams }()
+		default:
+			http.Error(w, fmt.Sprintf("Service Unavailable: %d notification streams are open, the limit; try again later", cap(h.streams)), http.StatusServiceUnavailable)
+			return
+		}
+	}
 	if isStateless(r) {
 		h.stateless.ServeHTTP(w, r)
 		return
+	}
+	if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+		// The SDK lets a session go once its calls return: stop them.
+		h.s.sessions.cancelConn(func(ss *sdk.ServerSession) bool { return ss.ID() == id })
 	}
 	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && h.s.stateful.count() >= h.s.o.MaxSessions {
 		http.Error(w, fmt.Sprintf("Service Unavailable: the server has %d sessions, its limit; try again later", h.s.o.MaxSessions), http.StatusServiceUnavailable)
@@ -202,6 +238,11 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, opts *HTTPOpti
 	if err != nil {
 		return fmt.Errorf("mcp: listen on %s: %w", addr, err)
 	}
+	maxConns := o.MaxConns
+	if maxConns <= 0 {
+		maxConns = DefaultMaxConns
+	}
+	ln = &limitListener{Listener: ln, slots: make(chan struct{}, maxConns)}
 	mux := http.NewServeMux()
 	mux.Handle(EndpointPath, s.Handler(&o))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
@@ -244,4 +285,47 @@ func CheckListenAddr(addr, token string) error {
 		return nil
 	}
 	return fmt.Errorf("mcp: address %q is not loopback, and no token is set: anyone who can reach it could use the server; set a token (--token or $SKILLKIT_TOKEN) or listen on 127.0.0.1", addr)
+}
+
+// limitListener keeps at most cap(slots) connections open; one more is
+// told so (503) and closed at once rather than left waiting in the
+// backlog.
+type limitListener struct {
+	net.Listener
+	slots chan struct{}
+}
+
+// tooBusy is the whole answer to a connection over the limit.
+const tooBusy = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: 44\r\n\r\nToo many connections; try again in a while.\n"
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.slots <- struct{}{}:
+			return &slotConn{Conn: c, release: func() { <-l.slots }}, nil
+		default:
+			go func() {
+				_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+				_, _ = io.WriteString(c, tooBusy)
+				_ = c.Close()
+			}()
+		}
+	}
+}
+
+// slotConn gives its slot back once closed.
+type slotConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *slotConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }

@@ -49,7 +49,12 @@ func (s *Server) setPrompts(ctx context.Context, srv *sdk.Server, old []string, 
 			Description: sum.Description,
 			Arguments:   []*sdk.PromptArgument{{Name: inputArg, Description: "what to do with the skill (optional)"}},
 		}, func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
-			return s.skillPrompt(ctx, name, req.Params.Arguments[inputArg])
+			res, err := s.skillPrompt(ctx, name, req.Params.Arguments[inputArg])
+			if err == nil && overHTTP(req.Extra) {
+				tc := res.Messages[0].Content.(*sdk.TextContent)
+				tc.Text = s.remoteBase(ctx, tc.Text)
+			}
+			return res, err
 		})
 	}
 	var gone []string

@@ -73,6 +73,13 @@ type Options struct {
 	// KeepSessions keeps a session's events in the kit's store when it
 	// ends; by default they are deleted with its workspace.
 	KeepSessions bool
+	// Shared says the kit's store (and its workspaces' root) is shared
+	// with other servers, replicas behind one address: a stateless call
+	// may then continue a session the store holds that this server has
+	// not seen, and a session that ends here (idle, shutdown) is only
+	// forgotten — its events and workspace stay for the other servers,
+	// until the store's expiry and the workspaces' TTL sweep end them.
+	Shared bool
 	// Logger receives what the server reports (sessions ended, refresh
 	// failures); nil discards it.
 	Logger *slog.Logger

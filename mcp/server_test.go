@@ -449,3 +449,146 @@ func TestListenAndServe(t *testing.T) {
 		t.Errorf("a non-loopback address without a token: %v", err)
 	}
 }
+
+// TestEndingSessionStopsItsCalls ends a session while a command runs in
+// it: the command is stopped and the workspace removed, without waiting
+// for the command (which would take five minutes).
+func TestEndingSessionStopsItsCalls(t *testing.T) {
+	for _, end := range []string{"delete", "close"} {
+		t.Run(end, func(t *testing.T) {
+			_, srv := newServer(t, writeSkills(t), localRunner(t), &mcp.Options{Refresh: -1})
+			endpoint := serveHTTP(t, srv, nil)
+			cs := connectHTTP(t, endpoint, "2025-11-25", nil)
+			_, res := call(t, cs, "workspace_exec", map[string]any{"command": "pwd"}, nil)
+			raw, _ := json.Marshal(res.StructuredContent)
+			var out tools.ExecResult
+			if err := json.Unmarshal(raw, &out); err != nil {
+				t.Fatal(err)
+			}
+			dir := strings.TrimSpace(out.Stdout)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_, _ = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "workspace_exec",
+					Arguments: map[string]any{"command": "touch started && sleep 300", "timeout_sec": 600}})
+			}()
+			for {
+				if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if end == "delete" {
+				// The SDK's client waits for its running calls before it
+				// sends DELETE; a client that does not is served too.
+				req, _ := http.NewRequest(http.MethodDelete, endpoint, nil)
+				req.Header.Set("Mcp-Session-Id", cs.ID())
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			} else if err := srv.Close(); err != nil {
+				t.Fatal(err)
+			}
+			waitGone(t, dir)
+			<-done
+		})
+	}
+}
+
+// TestConnectionAndStreamLimits holds connections and notification
+// streams up to their limits: one more of each is refused with 503, and
+// the server still answers once they close.
+func TestConnectionAndStreamLimits(t *testing.T) {
+	_, srv := newServer(t, writeSkills(t), nil, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	addrs := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.ListenAndServe(ctx, "127.0.0.1:0", &mcp.HTTPOptions{MaxConns: 3, MaxStreams: 1}, func(a net.Addr) { addrs <- a })
+	}()
+	addr := (<-addrs).String()
+	endpoint := "http://" + addr + "/mcp"
+
+	// A subscriptions/listen stream stays open; a second is refused.
+	listen := func() (*http.Response, error) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"notifications":{"toolsListChanged":true}}}`
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "subscriptions/listen")
+		return (&http.Client{Transport: &http.Transport{}}).Do(req)
+	}
+	first, err := listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("the first stream: %s", first.Status)
+	}
+	second, err := listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Body.Close()
+	if second.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a stream over the limit: %s", second.Status)
+	}
+	first.Body.Close()
+
+	// Three idle connections fill the server; a fourth is told so.
+	var conns []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for {
+		// The first stream's connection may still be closing.
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		reply, _ := io.ReadAll(c)
+		c.Close()
+		if strings.HasPrefix(string(reply), "HTTP/1.1 503") {
+			break
+		}
+		if len(reply) > 0 {
+			t.Fatalf("a connection over the limit got %q", reply)
+		}
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	cs := connectHTTP(t, endpoint, "2025-11-25", nil)
+	if text, _ := call(t, cs, "skill", map[string]any{"name": "greet"}, nil); !strings.Contains(text, "Say hello") {
+		t.Errorf("after the limits: %q", text)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHTTPHidesHostPaths: over HTTP a skill's base is its skill:// URL in
+// prompts too, never the server's folder.
+func TestHTTPHidesHostPaths(t *testing.T) {
+	root := writeSkills(t)
+	_, srv := newServer(t, root, nil, nil)
+	cs := connectHTTP(t, serveHTTP(t, srv, nil), "2025-11-25", nil)
+	gp, err := cs.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: "greet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := gp.Messages[0].Content.(*sdk.TextContent).Text
+	if strings.Contains(text, root) || !strings.Contains(text, "Base URL for this skill: skill://greet/") {
+		t.Errorf("prompt greet over HTTP: %q", text)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillkit/skillkit"
+	skstore "github.com/skillkit/skillkit/session"
 )
 
 // endTimeout bounds how long ending a session waits for its workspace to
@@ -26,6 +27,10 @@ type session struct {
 	// stateless marks a 2026-07-28 client's session, found by its ID in
 	// _meta rather than by its connection.
 	stateless bool
+	// ctx ends when the session does: its calls run under it, so ending a
+	// session stops the commands it runs before its workspace goes.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	// The fields below are guarded by the table's mutex.
 	last    time.Time // when the last call started or ended
@@ -76,14 +81,16 @@ func (t *sessionTable) acquire(ctx context.Context, req *sdk.CallToolRequest, st
 		return nil, nil, errors.New("the server is shutting down")
 	}
 	var sess *session
+	adopt := false
 	switch {
 	case !stateless:
 		sess = t.byConn[req.Session]
 	case id != "":
-		if sess = t.byID[id]; sess == nil {
+		if sess = t.byID[id]; sess == nil && !t.s.o.Shared {
 			t.mu.Unlock()
-			return nil, nil, fmt.Errorf("%w %q: it ended or idled out; leave _meta[%q] out to start a new session", errUnknownSession, id, SessionMetaKey)
+			return nil, nil, unknownSession(id)
 		}
+		adopt = sess == nil
 	}
 	if sess == nil {
 		if t.count >= t.s.o.MaxSessions && !t.evictLocked() {
@@ -92,24 +99,19 @@ func (t *sessionTable) acquire(ctx context.Context, req *sdk.CallToolRequest, st
 		}
 		t.count++ // reserved while the conversation opens
 		t.mu.Unlock()
-		conv, err := t.s.kit.Open(ctx, "", t.s.o.Agent)
-		t.mu.Lock()
-		if err == nil && t.closed {
-			_ = t.s.kit.Store().Delete(ctx, conv.ID())
-			err = errors.New("the server is shutting down")
+		var conv *skillkit.Conversation
+		var err error
+		if adopt {
+			// A session another server of the shared store started (or
+			// this one, before it forgot it) continues here.
+			conv, err = t.s.adopt(ctx, id)
+		} else {
+			conv, err = t.s.kit.Open(ctx, "", t.s.o.Agent)
 		}
-		if err != nil {
-			t.count--
+		t.mu.Lock()
+		if sess, err = t.installLocked(req.Session, conv, err, adopt, stateless); err != nil {
 			t.mu.Unlock()
 			return nil, nil, err
-		}
-		if existing := t.byConn[req.Session]; !stateless && existing != nil {
-			// Another first call of this connection won the race.
-			t.count--
-			sess = existing
-			go func() { _ = t.s.kit.Store().Delete(context.Background(), conv.ID()) }()
-		} else {
-			sess = t.addLocked(req.Session, conv, stateless)
 		}
 	}
 	select {
@@ -130,10 +132,54 @@ func (t *sessionTable) acquire(ctx context.Context, req *sdk.CallToolRequest, st
 	}, nil
 }
 
+// installLocked records the conversation a call opened (err: why it
+// could not), unless another call of the same client or session did so
+// meanwhile; the slot the call reserved in count is used or given back.
+func (t *sessionTable) installLocked(ss *sdk.ServerSession, conv *skillkit.Conversation, err error, adopted, stateless bool) (*session, error) {
+	if err == nil && t.closed {
+		err = errors.New("the server is shutting down")
+		if !adopted {
+			_ = t.s.kit.Store().Delete(context.Background(), conv.ID())
+		}
+	}
+	if err != nil {
+		t.count--
+		return nil, err
+	}
+	if existing := t.byID[conv.ID()]; adopted && existing != nil {
+		t.count-- // another call adopted it meanwhile
+		return existing, nil
+	}
+	if existing := t.byConn[ss]; !stateless && existing != nil {
+		// Another first call of this connection won the race.
+		t.count--
+		go func() { _ = t.s.kit.Store().Delete(context.Background(), conv.ID()) }()
+		return existing, nil
+	}
+	return t.addLocked(ss, conv, stateless), nil
+}
+
+// unknownSession is the error of a stateless call naming a session the
+// server does not have.
+func unknownSession(id string) error {
+	return fmt.Errorf("%w %q: it ended or idled out; leave _meta[%q] out to start a new session", errUnknownSession, id, SessionMetaKey)
+}
+
+// adopt opens session id, which must exist in the kit's store.
+func (s *Server) adopt(ctx context.Context, id string) (*skillkit.Conversation, error) {
+	if _, _, err := s.kit.Store().State(ctx, id); errors.Is(err, skstore.ErrNotFound) || errors.Is(err, skstore.ErrInvalidArgument) {
+		return nil, unknownSession(id)
+	} else if err != nil {
+		return nil, err
+	}
+	return s.kit.Open(ctx, id, s.o.Agent)
+}
+
 // addLocked records a new session of conv; a connection's session ends
 // when the connection does.
 func (t *sessionTable) addLocked(ss *sdk.ServerSession, conv *skillkit.Conversation, stateless bool) *session {
 	sess := &session{id: conv.ID(), conv: conv, calls: make(chan struct{}, t.s.o.MaxCalls), stateless: stateless}
+	sess.ctx, sess.cancel = context.WithCancel(context.Background())
 	if stateless {
 		t.byID[sess.id] = sess
 		return sess
@@ -169,6 +215,7 @@ func (t *sessionTable) removeLocked(sess *session) {
 		return
 	}
 	sess.ended = true
+	sess.cancel()
 	t.count--
 	if sess.stateless {
 		delete(t.byID, sess.id)
@@ -177,6 +224,19 @@ func (t *sessionTable) removeLocked(sess *session) {
 	for c, s := range t.byConn {
 		if s == sess {
 			delete(t.byConn, c)
+		}
+	}
+}
+
+// cancelConn stops the calls of the connection's session, which is
+// ending (a DELETE, the end of stdio): the SDK waits for running calls
+// before it lets the session go.
+func (t *sessionTable) cancelConn(match func(*sdk.ServerSession) bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for ss, sess := range t.byConn {
+		if match(ss) {
+			sess.cancel()
 		}
 	}
 }
@@ -216,8 +276,15 @@ func (t *sessionTable) sweep(cutoff time.Time) {
 	}
 }
 
-// finish removes a session's workspace and, unless kept, its events.
+// finish removes a session's workspace and, unless kept, its events. A
+// shared store's sessions are only forgotten here: another server may
+// continue them, and the store's expiry and the workspaces' sweep end
+// them.
 func (t *sessionTable) finish(sess *session) error {
+	if t.s.o.Shared {
+		t.s.o.Logger.Debug("session forgotten (shared store)", "session", sess.id)
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
 	defer cancel()
 	err := t.s.kit.EndSession(ctx, sess.id)

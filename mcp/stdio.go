@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -42,7 +43,10 @@ func (s *Server) ServeTransport(ctx context.Context, t sdk.Transport) error {
 	if err != nil {
 		return fmt.Errorf("mcp: connecting a client: %w", err)
 	}
-	stop := context.AfterFunc(ctx, func() { _ = ss.Close() })
+	stop := context.AfterFunc(ctx, func() {
+		s.sessions.cancelConn(func(c *sdk.ServerSession) bool { return c == ss })
+		_ = ss.Close()
+	})
 	err = ss.Wait()
 	stop()
 	// The session is finished before returning, so a caller that closes
@@ -74,24 +78,41 @@ const responsePrefix = `{"jsonrpc":"2.0","id":`
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if rest, ok := bytes.CutPrefix(p, []byte(responsePrefix)); ok {
-		if i := bytes.IndexByte(rest, ','); i > 0 && l.pending[string(rest[:i])] {
-			delete(l.pending, string(rest[:i]))
+	if rest, ok := bytes.CutPrefix(p, []byte(responsePrefix)); ok && len(l.pending) > 0 {
+		var id json.RawMessage
+		if json.NewDecoder(bytes.NewReader(rest)).Decode(&id) == nil && l.pending[canonID(id)] {
+			delete(l.pending, canonID(id))
 			l.cond.Broadcast()
 		}
 	}
 	return l.w.Write(p)
 }
 
-// expect records a request whose answer is due.
-func (l *lockedWriter) expect(id json.RawMessage) {
-	var v any
-	if json.Unmarshal(id, &v) != nil {
-		return
+// canonID spells an id one way whatever escapes or number form it was
+// written with, so a request and its answer meet.
+func canonID(id json.RawMessage) string {
+	if len(id) > 0 && id[0] == '"' {
+		var s string
+		_ = json.Unmarshal(id, &s)
+		return strconv.Quote(s)
 	}
-	canon, _ := json.Marshal(v)
+	n, _ := strconv.ParseInt(string(id), 10, 64)
+	return strconv.FormatInt(n, 10)
+}
+
+// maxPending bounds the requests whose answers the end of stdin waits
+// for.
+const maxPending = 4096
+
+// expect records a request whose answer is due. Its id passed check: a
+// string (kept as the client spelled it, which the SDK echoes) or an
+// integer (which it writes in canonical form).
+func (l *lockedWriter) expect(id json.RawMessage) {
+	key := canonID(id)
 	l.mu.Lock()
-	l.pending[string(canon)] = true
+	if len(l.pending) < maxPending {
+		l.pending[key] = true
+	}
 	l.mu.Unlock()
 }
 
@@ -183,18 +204,10 @@ func (f *lineFilter) readLine() ([]byte, error) {
 
 // expectAnswers records the requests of a checked line.
 func (f *lineFilter) expectAnswers(line []byte) {
-	var msgs []map[string]json.RawMessage
-	if line[0] == '[' {
-		_ = json.Unmarshal(line, &msgs)
-	} else {
-		var one map[string]json.RawMessage
-		_ = json.Unmarshal(line, &one)
-		msgs = append(msgs, one)
-	}
-	for _, m := range msgs {
-		if _, isReq := m["method"]; isReq && m["id"] != nil && string(m["id"]) != "null" {
-			f.out.expect(m["id"])
-		}
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(line, &m)
+	if _, isReq := m["method"]; isReq && m["id"] != nil {
+		f.out.expect(m["id"])
 	}
 }
 
@@ -203,8 +216,13 @@ const tooLong = "\x00too long"
 
 func (f *lineFilter) Close() error { return f.r.Close() }
 
-// check returns the error response for a line that is not a JSON-RPC
-// message, or nil.
+// maxDepth bounds the nesting of a message, below the decoder's own
+// limit, past which it ends the connection.
+const maxDepth = 500
+
+// check returns the error response for a line the SDK could not decode
+// (it would end the connection), or nil: what passes is one JSON-RPC
+// message with a string or integer id.
 func check(line []byte) []byte {
 	if string(line) == tooLong {
 		return errorLine(nil, -32700, fmt.Sprintf("Parse error: a message over %d bytes", maxStdioLine))
@@ -212,25 +230,25 @@ func check(line []byte) []byte {
 	if !json.Valid(line) {
 		return errorLine(nil, -32700, "Parse error: the line is not JSON")
 	}
-	var one map[string]json.RawMessage
-	if err := json.Unmarshal(line, &one); err != nil {
-		var batch []map[string]json.RawMessage
-		if json.Unmarshal(line, &batch) == nil && len(batch) > 0 {
-			for _, m := range batch {
-				if msg := checkMessage(m); msg != nil {
-					return msg
-				}
-			}
-			return nil
+	if depth(line) > maxDepth {
+		return errorLine(nil, -32600, fmt.Sprintf("Invalid Request: nested more than %d levels deep", maxDepth))
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		if line[0] == '[' {
+			return errorLine(nil, -32600, "Invalid Request: batches are not supported; send one message a line")
 		}
 		return errorLine(nil, -32600, "Invalid Request: a message is a JSON object")
 	}
-	return checkMessage(one)
+	return checkMessage(m)
 }
 
 // checkMessage checks the fields the SDK needs to decode a message.
 func checkMessage(m map[string]json.RawMessage) []byte {
-	id := m["id"]
+	id, hasID := m["id"]
+	if hasID && !validID(id) {
+		return errorLine(nil, -32600, `Invalid Request: "id" must be a string or an integer`)
+	}
 	if string(m["jsonrpc"]) != `"2.0"` {
 		return errorLine(id, -32600, `Invalid Request: "jsonrpc" must be "2.0"`)
 	}
@@ -242,18 +260,62 @@ func checkMessage(m map[string]json.RawMessage) []byte {
 		if p, ok := m["params"]; ok && len(p) > 0 && p[0] != '{' && p[0] != '[' && string(p) != "null" {
 			return errorLine(id, -32602, `Invalid params: "params" must be an object`)
 		}
-		if id != nil && id[0] != '"' && (id[0] < '0' || id[0] > '9') && id[0] != '-' && string(id) != "null" {
-			return errorLine(nil, -32600, `Invalid Request: "id" must be a string or a number`)
+		return nil
+	}
+	if !hasID {
+		return errorLine(nil, -32600, `Invalid Request: a message has a "method", or an "id" with a "result" or "error"`)
+	}
+	if _, ok := m["result"]; ok {
+		return nil
+	}
+	if e, ok := m["error"]; ok {
+		var rpcErr struct {
+			Code    *int64  `json:"code"`
+			Message *string `json:"message"`
+		}
+		if json.Unmarshal(e, &rpcErr) != nil || rpcErr.Code == nil || rpcErr.Message == nil {
+			return errorLine(nil, -32600, `Invalid Request: "error" must be an object with an integer "code" and a string "message"`)
 		}
 		return nil
 	}
-	if _, ok := m["result"]; ok && id != nil {
-		return nil
+	return errorLine(nil, -32600, `Invalid Request: a message has a "method", or an "id" with a "result" or "error"`)
+}
+
+// validID reports whether id is a string or an integer that fits in 64
+// bits: the ids the SDK keeps as they are.
+func validID(id json.RawMessage) bool {
+	if len(id) > 0 && id[0] == '"' {
+		var s string
+		return json.Unmarshal(id, &s) == nil
 	}
-	if _, ok := m["error"]; ok && id != nil {
-		return nil
+	_, err := strconv.ParseInt(string(id), 10, 64)
+	return err == nil
+}
+
+// depth returns the deepest nesting of arrays and objects in valid JSON.
+func depth(data []byte) int {
+	d, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			d++
+			deepest = max(deepest, d)
+		case c == '}' || c == ']':
+			d--
+		}
 	}
-	return errorLine(id, -32600, `Invalid Request: a message has a "method", or an "id" with a "result" or "error"`)
+	return deepest
 }
 
 // errorLine is one JSON-RPC error response line.

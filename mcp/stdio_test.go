@@ -34,6 +34,15 @@ func TestStdioBadLines(t *testing.T) {
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"skill","arguments":{"name":"greet"}}}`,
 		`{"jsonrpc":"2.0","id":"five","method":"tools/call","params":{"name":"skill","arguments":"x"}}`,
 		`{"jsonrpc":"2.0","id":6,"method":"tools/list","params":7}`,
+		`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":true,"result":{}}`,
+		`{"jsonrpc":"2.0","id":7,"error":{"code":1.5,"message":"x"}}`,
+		`[{"jsonrpc":"2.0","id":8,"method":"ping"},{"jsonrpc":"2.0","id":9,"method":"ping"}]`,
+		strings.Repeat("[", 2000) + strings.Repeat("]", 2000),
+		`{"jsonrpc":"2.0","id":"a,b","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"\u0061\u003c","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"skill","arguments":{"name":"greet"}}}`,
 	}
 	var out bytes.Buffer
 	in := io.NopCloser(strings.NewReader(strings.Join(lines, "\n") + "\n"))
@@ -62,10 +71,10 @@ func TestStdioBadLines(t *testing.T) {
 		}
 		byID[string(m["id"])] = m
 	}
-	if parseErrors != 1 || invalid != 3 {
-		t.Errorf("%d parse errors and %d invalid requests, want 1 and 3:\n%s", parseErrors, invalid, out.String())
+	if parseErrors != 1 || invalid != 9 {
+		t.Errorf("%d parse errors and %d invalid requests, want 1 and 9:\n%s", parseErrors, invalid, out.String())
 	}
-	for _, id := range []string{"1", "2", "3", "4", `"five"`, "6"} {
+	for _, id := range []string{"1", "2", "3", "4", `"five"`, "6", `"a,b"`, "10"} {
 		if byID[id] == nil {
 			t.Errorf("request %s has no answer:\n%s", id, out.String())
 		}

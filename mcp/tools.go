@@ -90,6 +90,11 @@ func (s *Server) toolHandler(t tools.Tool, stateless bool) sdk.ToolHandler {
 			return errorResult(err.Error()), nil
 		}
 		defer release()
+		// The call ends with the request or with its session.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(sess.ctx, cancel)
+		defer stop()
 		args := req.Params.Arguments
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
@@ -109,8 +114,8 @@ func (s *Server) toolHandler(t tools.Tool, stateless bool) sdk.ToolHandler {
 				res.Text = text
 			}
 		}
-		if t.Name == tools.SkillName && !res.IsError && req.Extra != nil && req.Extra.Header != nil {
-			res.Text = s.remoteBase(ctx, args, res.Text)
+		if overHTTP(req.Extra) {
+			res.Text = s.remoteBase(ctx, res.Text)
 		}
 		out := s.result(sess, res)
 		if stateless {
@@ -120,25 +125,36 @@ func (s *Server) toolHandler(t tools.Tool, stateless bool) sdk.ToolHandler {
 	}
 }
 
-// remoteBase rewrites the skill's base directory, a path on the server's
-// host that an HTTP client may not share, as its skill:// base URL, whose
-// files the client reads with resources/read. Over stdio the client runs
-// on the same host, and the path stays.
-func (s *Server) remoteBase(ctx context.Context, args json.RawMessage, text string) string {
-	var a tools.SkillArgs
-	if json.Unmarshal(args, &a) != nil {
+// remoteBase rewrites each skill base directory in text, a path on the
+// server's host that an HTTP client may not share, as the skill's
+// skill:// base URL, whose files the client reads with resources/read.
+// Over stdio the client runs on the same host, and the paths stay.
+func (s *Server) remoteBase(ctx context.Context, text string) string {
+	const marker = "Base directory for this skill: "
+	if !strings.Contains(text, marker) {
 		return text
 	}
-	sum, ok := s.kit.Skills(ctx).Lookup(a.Name)
-	if !ok || sum.Path == "" {
-		return text
+	for _, sum := range s.kit.Skills(ctx).Summaries() {
+		if sum.Path == "" {
+			continue
+		}
+		local := marker + catalog.EscapeText(sum.Path) + "\n" +
+			"Resolve relative paths mentioned by this skill against the base directory before using them."
+		if !strings.Contains(text, local) {
+			continue
+		}
+		remote := "Base URL for this skill: " + skillBaseURI(sum.Name) + "\n" +
+			"Resolve relative URLs mentioned by this skill against the base URL before using them."
+		text = strings.ReplaceAll(text, local, remote)
+		if !strings.Contains(text, marker) {
+			break
+		}
 	}
-	local := "Base directory for this skill: " + catalog.EscapeText(sum.Path) + "\n" +
-		"Resolve relative paths mentioned by this skill against the base directory before using them."
-	remote := "Base URL for this skill: " + skillBaseURI(sum.Name) + "\n" +
-		"Resolve relative URLs mentioned by this skill against the base URL before using them."
-	return strings.Replace(text, local, remote, 1)
+	return text
 }
+
+// overHTTP reports whether a request came over HTTP.
+func overHTTP(extra *sdk.RequestExtra) bool { return extra != nil && extra.Header != nil }
 
 // loaded returns the content of the last tool result as the session's
 // next request shows it.
