@@ -8,20 +8,24 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/skillkit/skillkit"
 	"github.com/skillkit/skillkit/mcp"
 	"github.com/skillkit/skillkit/registry"
+	"github.com/skillkit/skillkit/session/redisstore"
 	"github.com/skillkit/skillkit/source"
 	"github.com/skillkit/skillkit/tools"
 	rootwatch "github.com/skillkit/skillkit/watch"
+	"github.com/skillkit/skillkit/workspace"
 )
 
 // serveFlags are the flags of `skillkit serve`.
@@ -38,6 +42,8 @@ type serveFlags struct {
 	maxCalls       int
 	noPrompts      bool
 	verbose        bool
+	store          string
+	workspaces     string
 	sandbox        execFlags
 }
 
@@ -101,6 +107,8 @@ func newServe(env *Env) *cobra.Command {
 	fl.IntVar(&f.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "most sessions alive at once")
 	fl.IntVar(&f.maxCalls, "max-calls", mcp.DefaultMaxCalls, "most tool calls one session runs at once")
 	fl.BoolVar(&f.noPrompts, "no-prompts", false, "offer no prompts")
+	fl.StringVar(&f.store, "store", "", "keep sessions in this Redis server (redis://HOST:PORT[/PREFIX]), shared with other serve replicas")
+	fl.StringVar(&f.workspaces, "workspaces", "", "keep workspaces under DIR (shared with the replicas on this host) instead of a temporary folder")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log sessions and refreshes to stderr")
 	fl.BoolVar(&f.sandbox.network, "network", false, "allow network access in the isolated sandbox")
 	fl.BoolVar(&f.sandbox.unboundedDisk, "unbounded-disk", false, "accept workspaces whose disk use the sandbox cannot bound (needed without root)")
@@ -129,8 +137,11 @@ func (f *serveFlags) check(cmd *cobra.Command) error {
 			return fmt.Errorf("serve: --local-exec runs commands unconfined, so it is refused on the non-loopback address %s; listen on 127.0.0.1, or drop --local-exec", f.http)
 		}
 	}
+	if f.workspaces != "" && f.noExec {
+		return errors.New("serve: --workspaces holds the workspaces of workspace_exec, which --no-exec leaves out; drop one of them")
+	}
 	if f.http == "" {
-		for _, name := range []string{"token", "allowed-host", "allowed-origin"} {
+		for _, name := range []string{"token", "allowed-host", "allowed-origin", "store"} {
 			if cmd.Flags().Changed(name) {
 				return fmt.Errorf("serve: --%s applies to --http only; add --http ADDR or drop --%s", name, name)
 			}
@@ -214,6 +225,15 @@ func runServe(cmd *cobra.Command, env *Env, f *serveFlags, roots []string) error
 	}
 	kopts := &skillkit.Options{Sources: srcs, Registry: regOpts,
 		Agents: map[string]skillkit.AgentOptions{mcp.DefaultAgent: {SkillTools: names}}}
+	shared := f.store != ""
+	if shared {
+		st, err := openSharedStore(ctx, f.store, f.idle)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		kopts.Store = st
+	}
 	closeRunner := func() {}
 	if exec {
 		sf := f.sandbox
@@ -226,6 +246,18 @@ func runServe(cmd *cobra.Command, env *Env, f *serveFlags, roots []string) error
 			closeRunner = func() { _ = c.Close() }
 		}
 		kopts.Exec = &skillkit.ExecOptions{Runner: runner, Tool: &tools.ExecOptions{Network: f.sandbox.network}}
+		if f.workspaces != "" {
+			// Replicas on this host share the folder: a session continued
+			// on another finds its files. Unused workspaces are swept after
+			// the idle timeout.
+			wm, err := workspace.New(&workspace.Options{Root: hostPath(env, f.workspaces), TTL: f.idle})
+			if err != nil {
+				closeRunner()
+				return fmt.Errorf("serve: --workspaces: %w", err)
+			}
+			defer wm.Close()
+			kopts.Exec.Workspaces = wm
+		}
 	}
 	defer closeRunner()
 	kit, err := skillkit.New(ctx, kopts)
@@ -272,7 +304,7 @@ func runServe(cmd *cobra.Command, env *Env, f *serveFlags, roots []string) error
 		defer w.Close()
 	}
 	srv, err = mcp.New(ctx, kit, &mcp.Options{IdleTimeout: f.idle, MaxSessions: f.maxSessions, MaxCalls: f.maxCalls,
-		NoPrompts: f.noPrompts, Logger: logger, Version: version(), Refresh: refresh})
+		NoPrompts: f.noPrompts, Logger: logger, Version: version(), Refresh: refresh, Shared: shared})
 	published.Done()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -299,6 +331,9 @@ func runServe(cmd *cobra.Command, env *Env, f *serveFlags, roots []string) error
 		say("prompts: %d (%s and one per user-invocable skill)", len(srv.PromptNames()), mcp.CatalogPrompt)
 	}
 	say("protocol revisions: %s", protocolRevisions)
+	if shared {
+		say("sessions: shared in %s (stateless clients may move between replicas; session-based ones need sticky routing)", redactStore(f.store))
+	}
 	if f.http == "" {
 		say("transport: stdio (ends when stdin closes)")
 		return srv.ServeStdio(ctx, io.NopCloser(env.Stdin), nopWriteCloser{env.Stdout})
@@ -326,4 +361,35 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// openSharedStore opens the --store session store: a Redis server,
+// redis://HOST:PORT[/PREFIX], whose sessions expire after idle.
+func openSharedStore(ctx context.Context, raw string, idle time.Duration) (*redisstore.Store, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "redis" || u.Host == "" {
+		return nil, fmt.Errorf("serve: --store %q: give a Redis server as redis://HOST:PORT[/PREFIX], e.g. redis://127.0.0.1:6379", redactStore(raw))
+	}
+	opts := &redisstore.Options{Addr: u.Host, IdleTTL: idle}
+	if p := strings.Trim(u.Path, "/"); p != "" {
+		opts.Prefix = p + ":"
+	}
+	if pw, ok := u.User.Password(); ok {
+		opts.Client = redis.NewClient(&redis.Options{Addr: u.Host, Username: u.User.Username(), Password: pw})
+		opts.Addr = ""
+	}
+	st, err := redisstore.Open(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("serve: --store: %w", err)
+	}
+	return st, nil
+}
+
+// redactStore hides a password in a --store URL.
+func redactStore(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
