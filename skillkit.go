@@ -196,8 +196,10 @@ type Kit struct {
 	agent    agentConfig
 	agents   map[string]agentConfig
 	warnings []string
-	// workspaces holds the sessions' workspaces when Exec is set.
+	// workspaces holds the sessions' workspaces when Exec is set, and
+	// runner runs their commands.
 	workspaces *workspace.Manager
+	runner     sandbox.Runner
 
 	mu      sync.Mutex // guards closers and closed
 	closers []func() error
@@ -339,7 +341,7 @@ func (k *Kit) execTools(ctx context.Context, e ExecOptions) ([]tools.Tool, error
 		k.closers = append(k.closers, func() error { return m.Discard(context.Background()) })
 		wm = m
 	}
-	k.workspaces = wm
+	k.workspaces, k.runner = wm, runner
 	et, err := tools.WorkspaceExecTools(tools.WorkspaceExecConfig{Runner: runner, Workspaces: wm, Options: e.Tool})
 	if err != nil {
 		return nil, fmt.Errorf("skillkit: Options.Exec: %w", err)
@@ -573,8 +575,14 @@ func (k *Kit) EndSession(ctx context.Context, id string) error {
 	if k.workspaces == nil || id == "" {
 		return nil
 	}
+	// What the runner keeps for the workspace (a container) goes first:
+	// it holds the folder.
+	rerr := sandbox.ReleaseWorkspace(k.runner, k.WorkspaceDir(id))
 	if err := k.workspaces.Remove(ctx, workspace.IDFor(id)); err != nil {
-		return fmt.Errorf("skillkit: ending session %s: %w", id, err)
+		return fmt.Errorf("skillkit: ending session %s: %w", id, errors.Join(rerr, err))
+	}
+	if rerr != nil {
+		return fmt.Errorf("skillkit: ending session %s: %w", id, rerr)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/sandbox"
@@ -58,6 +59,10 @@ type execFlags struct {
 	// explicit opt-ins for hosts that lack a bound.
 	unboundedDisk  bool
 	allowDowngrade bool
+	// runner names the runner (--runner: isolated, local or container)
+	// and image the container runner's image.
+	runner string
+	image  string
 	// inputs are the --input arguments, PATH[=DEST]; inputLimit bounds
 	// each file and stdinLimit the stdin forwarded (0: none is read).
 	inputs     []string
@@ -147,6 +152,13 @@ func addSandboxFlags(cmd *cobra.Command, f *execFlags) {
 	fl.BoolVar(&f.local, "local", false, "run UNCONFINED, without the sandbox (trusted commands only)")
 	fl.BoolVar(&f.unboundedDisk, "unbounded-disk", false, "accept a workspace whose disk use the sandbox cannot bound (needed without root)")
 	fl.BoolVar(&f.allowDowngrade, "allow-downgrade", false, "run the sandbox without a layer this host lacks (Landlock, seccomp, cgroups), with a warning")
+	addRunnerFlags(fl, f)
+}
+
+// addRunnerFlags gives a command --runner and --image.
+func addRunnerFlags(fl *pflag.FlagSet, f *execFlags) {
+	fl.StringVar(&f.runner, "runner", "isolated", "where commands run: isolated (the sandbox), local (UNCONFINED, as --local) or container (a Docker or Podman engine, $DOCKER_HOST or its default socket)")
+	fl.StringVar(&f.image, "image", "", "the container image of --runner container (present in the engine: it is never pulled)")
 }
 
 // runExec stages the skills, runs argv and reports the result.
@@ -283,6 +295,33 @@ func execSnapshot(ctx context.Context, env *Env, skills, roots []string) (*regis
 // execMaxTimeout): the CLI lowers a runner's ceiling, never raises it.
 func execRunner(env *Env, f execFlags, cmd, what string) (sandbox.Runner, error) {
 	maxT := f.timeout
+	switch f.runner {
+	case "", "isolated":
+		if f.image != "" {
+			return nil, fmt.Errorf("%s: --image applies to --runner container; add --runner container or drop --image", cmd)
+		}
+	case "local":
+		f.local = true
+	case "container":
+		switch {
+		case f.local:
+			return nil, fmt.Errorf("%s: --local and --runner container contradict each other; drop one", cmd)
+		case f.unboundedDisk || f.allowDowngrade:
+			return nil, fmt.Errorf("%s: %s configure the isolated sandbox, not containers; drop them", cmd, strings.Join(weakened(f), " and "))
+		case f.image == "":
+			return nil, fmt.Errorf("%s: --runner container needs --image IMG, an image the engine has (it is never pulled)", cmd)
+		}
+		// $DOCKER_HOST as the command sees its environment (the runner
+		// would read the process's).
+		r, err := sandbox.NewContainer(&sandbox.ContainerOptions{Image: f.image, MaxTimeout: maxT, Socket: env.Getenv("DOCKER_HOST"),
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			return nil, fmt.Errorf("%s: --runner container: %w", cmd, err)
+		}
+		return r, nil
+	default:
+		return nil, fmt.Errorf("%s: --runner %q: use isolated, local or container", cmd, f.runner)
+	}
 	if f.local {
 		if f.network {
 			return nil, fmt.Errorf("%s: --network only applies to the sandbox; --local already allows all network access, drop one of them", cmd)

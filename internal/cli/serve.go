@@ -56,7 +56,7 @@ const protocolRevisions = "2026-07-28 (stateless: the session travels in _meta),
 func newServe(env *Env) *cobra.Command {
 	f := &serveFlags{sandbox: execFlags{timeout: execMaxTimeout}}
 	cmd := &cobra.Command{
-		Use:   "serve [--http ADDR] [--token T] [--no-exec | --local-exec] [--tools NAMES] [--from-mcp URL]... [ROOT...]",
+		Use:   "serve [--http ADDR] [--token T] [--no-exec | --local-exec | --runner container --image IMG] [--tools NAMES] [--from-mcp URL]... [ROOT...]",
 		Short: "Serve the skills over MCP (stdio, or streamable HTTP with --http) to any MCP client",
 		Long: "serve offers the skills of the ROOTs (or the default roots) to MCP clients — Claude Code,\n" +
 			"Codex, Cursor, Goose or any other host:\n" +
@@ -113,11 +113,18 @@ func newServe(env *Env) *cobra.Command {
 	fl.BoolVar(&f.sandbox.network, "network", false, "allow network access in the isolated sandbox")
 	fl.BoolVar(&f.sandbox.unboundedDisk, "unbounded-disk", false, "accept workspaces whose disk use the sandbox cannot bound (needed without root)")
 	fl.BoolVar(&f.sandbox.allowDowngrade, "allow-downgrade", false, "run the sandbox without a layer this host lacks (Landlock, seccomp, cgroups), with a warning")
+	addRunnerFlags(fl, &f.sandbox)
 	return cmd
 }
 
 // check refuses contradictory flags before anything starts.
 func (f *serveFlags) check(cmd *cobra.Command) error {
+	if f.sandbox.runner == "local" {
+		f.localExec = true // --runner local is --local-exec, with its checks
+	}
+	if f.noExec && (cmd.Flags().Changed("runner") || f.sandbox.image != "") {
+		return errors.New("serve: --runner and --image choose where workspace_exec runs, which --no-exec leaves out; drop one of them")
+	}
 	if f.noExec && f.localExec {
 		return errors.New("serve: --no-exec and --local-exec contradict each other; drop one")
 	}
@@ -319,8 +326,11 @@ func runServe(cmd *cobra.Command, env *Env, f *serveFlags, roots []string) error
 		say("not served as resources: %s", w)
 	}
 	runnerName := "isolated sandbox"
-	if f.localExec {
+	switch {
+	case f.localExec:
 		runnerName = "UNCONFINED (--local-exec)"
+	case f.sandbox.runner == "container":
+		runnerName = "container runner (image " + f.sandbox.image + ")"
 	}
 	toolLine := strings.Join(srv.ToolNames(), ", ")
 	if exec {

@@ -29,6 +29,13 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{"sandbox flag with no-exec", []string{"serve", "--no-exec", "--network", examples}, "--network configures the isolated sandbox"},
 		{"max-sessions", []string{"serve", "--no-exec", "--max-sessions", "0", examples}, "--max-sessions is 0"},
 		{"missing root", []string{"serve", "--no-exec", "/no/such/root"}, "/no/such/root"},
+		{"container without image", []string{"serve", "--runner", "container", examples}, "--runner container needs --image"},
+		{"image without container", []string{"serve", "--image", "busybox", examples}, "--image applies to --runner container"},
+		{"unknown runner", []string{"serve", "--runner", "vm", examples}, `--runner "vm"`},
+		{"container and local", []string{"serve", "--runner", "container", "--image", "x", "--local-exec", examples}, "contradict"},
+		{"runner with no-exec", []string{"serve", "--no-exec", "--runner", "container", examples}, "--no-exec leaves out"},
+		{"store without http", []string{"serve", "--store", "redis://127.0.0.1:1", examples}, "--store applies to --http only"},
+		{"exec: container without image", []string{"exec", "--runner", "container", "--", "true"}, "--runner container needs --image"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := run(t, tc.args...)

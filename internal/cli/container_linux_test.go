@@ -1,0 +1,34 @@
+//go:build linux
+
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/skillkit/skillkit/internal/podmantest"
+)
+
+// TestExecInContainer runs a skill's command with --runner container
+// against a real Podman engine: the skill is staged and the command runs
+// as nobody in the image (the runner's own suite covers the confinement).
+func TestExecInContainer(t *testing.T) {
+	env := podmantest.Start(t)
+	vars := map[string]string{"DOCKER_HOST": "unix://" + env.Socket}
+	out, errOut, code := runCLIVars(t, vars, "exec", "--runner", "container", "--image", env.Image, "--json",
+		"--skill", "release-notes", examples, "--", "sh", "-c", "id -u; ls")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{`65534`, "SKILL.md"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// runCLIVars runs the CLI with vars as its environment.
+func runCLIVars(t *testing.T, vars map[string]string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runCLI(t, t.Context(), nil, vars, args...)
+}
