@@ -105,7 +105,12 @@ func decodeDocs(key, value string) (all bool, docs []string, err error) {
 // loadedOrder returns agent's loaded skill names from the order key, least
 // recently touched first; nil when the key is absent.
 func loadedOrder(state map[string]string, agent string) ([]string, error) {
-	key := LoadedOrderKey(agent)
+	return names(state, LoadedOrderKey(agent))
+}
+
+// names decodes the JSON string array at key; nil when the key is absent
+// or empty.
+func names(state map[string]string, key string) ([]string, error) {
 	v, ok := state[key]
 	if !ok || v == "" {
 		return nil, nil

@@ -2,7 +2,6 @@ package loadstate
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 
 	"github.com/skillkit/skillkit/session"
@@ -26,16 +25,7 @@ func UsedKey(agent string) string { return usedPrefix + agent }
 // Used returns agent's skills most recently used first; nil when none
 // was. A value that is not a JSON string array is an error naming the key.
 func Used(state map[string]string, agent string) ([]string, error) {
-	key := UsedKey(agent)
-	v, ok := state[key]
-	if !ok || v == "" {
-		return nil, nil
-	}
-	var names []string
-	if err := json.Unmarshal([]byte(v), &names); err != nil {
-		return nil, fmt.Errorf("state key %q: value is not a JSON string array: %w", key, err)
-	}
-	return names, nil
+	return names(state, UsedKey(agent))
 }
 
 // NoteUsed returns the state change that puts the skills of effects at
