@@ -497,39 +497,46 @@ func TestEndingSessionStopsItsCalls(t *testing.T) {
 	}
 }
 
-// TestConnectionAndStreamLimits holds connections and notification
-// streams up to their limits: one more of each is refused with 503, and
-// the server still answers once they close.
-func TestConnectionAndStreamLimits(t *testing.T) {
-	_, srv := newServer(t, writeSkills(t), nil, nil)
+// listen serves srv on a free loopback port with o until the test ends
+// and returns its address.
+func listen(t *testing.T, srv *mcp.Server, o *mcp.HTTPOptions) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
 	addrs := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	go func() {
-		done <- srv.ListenAndServe(ctx, "127.0.0.1:0", &mcp.HTTPOptions{MaxConns: 3, MaxStreams: 1}, func(a net.Addr) { addrs <- a })
-	}()
-	addr := (<-addrs).String()
-	endpoint := "http://" + addr + "/mcp"
+	go func() { done <- srv.ListenAndServe(ctx, "127.0.0.1:0", o, func(a net.Addr) { addrs <- a }) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return (<-addrs).String()
+}
 
-	// A subscriptions/listen stream stays open; a second is refused.
-	listen := func() (*http.Response, error) {
+// TestStreamLimit holds a notification stream at the limit: one more is
+// refused with 503.
+func TestStreamLimit(t *testing.T) {
+	_, srv := newServer(t, writeSkills(t), nil, nil)
+	endpoint := "http://" + listen(t, srv, &mcp.HTTPOptions{MaxStreams: 1}) + "/mcp"
+	listenReq := func() (*http.Response, error) {
 		body := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"notifications":{"toolsListChanged":true}}}`
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(body))
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, endpoint, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 		req.Header.Set("Mcp-Method", "subscriptions/listen")
-		return (&http.Client{Transport: &http.Transport{}}).Do(req)
+		return (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
 	}
-	first, err := listen()
+	first, err := listenReq()
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer first.Body.Close()
 	if first.StatusCode != http.StatusOK {
 		t.Fatalf("the first stream: %s", first.Status)
 	}
-	second, err := listen()
+	second, err := listenReq()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,9 +544,13 @@ func TestConnectionAndStreamLimits(t *testing.T) {
 	if second.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("a stream over the limit: %s", second.Status)
 	}
-	first.Body.Close()
+}
 
-	// Three idle connections fill the server; a fourth is told so.
+// TestConnectionLimit fills the server with idle connections: one more
+// is told so (503) and closed, and the server serves again once they go.
+func TestConnectionLimit(t *testing.T) {
+	_, srv := newServer(t, writeSkills(t), nil, nil)
+	addr := listen(t, srv, &mcp.HTTPOptions{MaxConns: 3})
 	var conns []net.Conn
 	for range 3 {
 		c, err := net.Dial("tcp", addr)
@@ -548,32 +559,36 @@ func TestConnectionAndStreamLimits(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
-	for {
-		// The first stream's connection may still be closing.
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		reply, _ := io.ReadAll(c)
-		c.Close()
-		if strings.HasPrefix(string(reply), "HTTP/1.1 503") {
-			break
-		}
-		if len(reply) > 0 {
-			t.Fatalf("a connection over the limit got %q", reply)
-		}
+	// Accepted in order: the fourth finds the three slots taken.
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	reply, _ := io.ReadAll(c)
+	c.Close()
+	if !strings.HasPrefix(string(reply), "HTTP/1.1 503") {
+		t.Errorf("a connection over the limit got %q", reply)
 	}
 	for _, c := range conns {
 		c.Close()
 	}
-	cs := connectHTTP(t, endpoint, "2025-11-25", nil)
-	if text, _ := call(t, cs, "skill", map[string]any{"name": "greet"}, nil); !strings.Contains(text, "Say hello") {
-		t.Errorf("after the limits: %q", text)
+	// The server frees the slots as it sees the connections close.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/nothing")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusServiceUnavailable {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slots were not freed")
+		}
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	cs := connectHTTP(t, "http://"+addr+"/mcp", "2025-11-25", nil)
+	if text, _ := call(t, cs, "skill", map[string]any{"name": "greet"}, nil); !strings.Contains(text, "Say hello") {
+		t.Errorf("after the limit: %q", text)
 	}
 }
 
