@@ -7,11 +7,11 @@ package mcp_test
 // references/data.md in the first 32). Each benchmark reports its
 // figure as a custom metric:
 //
-//	BenchmarkSkillCalls      calls/s     target ≥ 2,000 (32 sessions)
-//	BenchmarkResourceRead    reads/s     target ≥ 5,000 (32 sessions, 4 KB file)
-//	BenchmarkIdleSession     bytes/session  target ≤ 64 KB
-//	BenchmarkSkillsList      ms/list     target ≤ 20 ms (1,000 skills, digests warm)
-//	BenchmarkServeStart      ms/start    target ≤ 300 ms (process start to first response)
+//	BenchmarkSkillCalls    calls/s        target ≥ 2,000 (32 sessions)
+//	BenchmarkResourceRead  reads/s        target ≥ 5,000 (32 sessions, 4 KB file)
+//	BenchmarkIdleSession   bytes/session  target ≤ 64 KB
+//	BenchmarkSkillsList    ms/list        target ≤ 20 ms (1,000 skills, digests warm)
+//	BenchmarkServeStart    ms/start       target ≤ 300 ms (process start to first response)
 //
 // Commands and figures are in docs/performance.md ("MCP server").
 
@@ -108,14 +108,14 @@ func benchSkillName(i int) string { return fmt.Sprintf("skill-%05d", i) }
 // benchServer serves the tree over HTTP on 127.0.0.1 with the tools
 // `skillkit serve` offers (skill, skill_read, workspace_exec, here with
 // the unconfined runner: no command runs) and returns the endpoint.
-func benchServer(b *testing.B, root string, o *mcp.Options) (*mcp.Server, string) {
+func benchServer(b *testing.B, root string, o *mcp.Options, ho *mcp.HTTPOptions) (*mcp.Server, string) {
 	b.Helper()
 	if o == nil {
 		o = &mcp.Options{}
 	}
 	o.Refresh = -1 // no background refresh competing with the clients
 	_, srv := newServer(b, root, localRunner(b), o)
-	return srv, serveHTTP(b, srv, nil)
+	return srv, serveHTTP(b, srv, ho)
 }
 
 // benchConnect opens one client session on its own HTTP transport, as a
@@ -215,7 +215,7 @@ func BenchmarkSkillCalls(b *testing.B) {
 	root := benchTree(b)
 	for _, version := range []string{benchVersion, "2026-07-28"} {
 		b.Run(version, func(b *testing.B) {
-			_, endpoint := benchServer(b, root, nil)
+			_, endpoint := benchServer(b, root, nil, nil)
 			css := benchSessionsOpen(b, endpoint, version, benchSessions)
 			metas := make([]sdk.Meta, len(css))
 			counts := make([]int, len(css))
@@ -266,7 +266,7 @@ func res0(b *testing.B, cs *sdk.ClientSession, meta sdk.Meta) string {
 // BenchmarkResourceRead measures resources/read of a 4 KB file per
 // second, 32 sessions reading at once, each its own skill's file.
 func BenchmarkResourceRead(b *testing.B) {
-	_, endpoint := benchServer(b, benchTree(b), nil)
+	_, endpoint := benchServer(b, benchTree(b), nil, nil)
 	css := benchSessionsOpen(b, endpoint, benchVersion, benchSessions)
 	read := func(ctx context.Context, i int, cs *sdk.ClientSession) error {
 		uri := "skill://" + benchSkillName(i) + "/" + benchFile
@@ -335,7 +335,7 @@ func benchListAll(ctx context.Context, cs *sdk.ClientSession) (int, error) {
 // throughput as ms of wall time per listing (ms/list-throughput).
 func BenchmarkSkillsList(b *testing.B) {
 	root := benchTree(b)
-	_, endpoint := benchServer(b, root, nil)
+	_, endpoint := benchServer(b, root, nil, nil)
 	css := benchSessionsOpen(b, endpoint, benchVersion, benchSessions)
 	list := func(ctx context.Context, _ int, cs *sdk.ClientSession) error {
 		n, err := benchListAll(ctx, cs)
@@ -481,7 +481,10 @@ func benchIdleSession(b *testing.B, root string, closeIdle bool) {
 		defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
 		runtime.MemProfileRate = 4096
 	}
-	srv, endpoint := benchServer(b, root, &mcp.Options{MaxSessions: 2 * n})
+	// Every session keeps its notification stream, as with fewer sessions
+	// than HTTPOptions.MaxStreams (64 by default; the streams past it
+	// are refused, and those sessions would cost less).
+	srv, endpoint := benchServer(b, root, &mcp.Options{MaxSessions: 2 * n}, &mcp.HTTPOptions{MaxStreams: 2 * n})
 	warm, err := benchConnect(b.Context(), endpoint, benchVersion)
 	if err != nil {
 		b.Fatal(err)

@@ -47,6 +47,9 @@ type serveFlags struct {
 	sandbox        execFlags
 }
 
+// serveGCPercent is serve's garbage collection target when GOGC is unset.
+const serveGCPercent = 400
+
 // tokenEnv is the variable serve reads its bearer token from.
 const tokenEnv = "SKILLKIT_TOKEN"
 
@@ -197,6 +200,12 @@ func (f *serveFlags) toolNames() ([]string, error) {
 
 func runServe(cmd *cobra.Command, env *Env, f *serveFlags, roots []string) error {
 	ctx := cmd.Context()
+	if env.Getenv("GOGC") == "" {
+		// A server's heap is mostly short-lived request garbage: collecting
+		// less often gives back a sixth of the CPU a read costs, for a
+		// larger peak heap. GOGC overrides it.
+		defer debug.SetGCPercent(debug.SetGCPercent(serveGCPercent))
+	}
 	if err := f.check(cmd); err != nil {
 		return err
 	}
