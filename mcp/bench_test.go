@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -114,6 +115,12 @@ func benchServer(b *testing.B, root string, o *mcp.Options, ho *mcp.HTTPOptions)
 		o = &mcp.Options{}
 	}
 	o.Refresh = -1 // no background refresh competing with the clients
+	if os.Getenv("GOGC") == "" {
+		// The collector's target `skillkit serve` runs with (see
+		// internal/cli's serveGCPercent); GOGC=100 measures Go's default.
+		old := debug.SetGCPercent(400)
+		b.Cleanup(func() { debug.SetGCPercent(old) })
+	}
 	_, srv := newServer(b, root, localRunner(b), o)
 	return srv, serveHTTP(b, srv, ho)
 }
