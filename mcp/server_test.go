@@ -607,3 +607,29 @@ func TestHTTPHidesHostPaths(t *testing.T) {
 		t.Errorf("prompt greet over HTTP: %q", text)
 	}
 }
+
+// TestExecOutputFiles returns a command's output files as embedded
+// resources: text inline, binary as a blob, with their MIME types.
+func TestExecOutputFiles(t *testing.T) {
+	_, srv := newServer(t, writeSkills(t), localRunner(t), &mcp.Options{Refresh: -1})
+	cs := connectHTTP(t, serveHTTP(t, srv, nil), "2025-11-25", nil)
+	_, res := call(t, cs, "workspace_exec", map[string]any{
+		"command":      `mkdir -p out && echo 'a,b' > out/t.csv && printf '\211PNG\r\n\032\n\000\000\000\rIHDR' > out/p.png`,
+		"output_files": []string{"out/**"},
+	}, nil)
+	if res.IsError {
+		t.Fatalf("exec: %+v", res.Content)
+	}
+	got := map[string]*sdk.ResourceContents{}
+	for _, c := range res.Content {
+		if er, ok := c.(*sdk.EmbeddedResource); ok {
+			got[er.Resource.URI] = er.Resource
+		}
+	}
+	if c := got["workspace:///out/t.csv"]; c == nil || c.Text != "a,b\n" || !strings.HasPrefix(c.MIMEType, "text/") {
+		t.Errorf("the text output: %+v", c)
+	}
+	if c := got["workspace:///out/p.png"]; c == nil || len(c.Blob) != 16 || c.MIMEType != "image/png" {
+		t.Errorf("the binary output: %+v", c)
+	}
+}
