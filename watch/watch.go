@@ -67,9 +67,12 @@ type Watcher struct {
 	fw    *fsnotify.Watcher
 	roots []root
 
-	mu      sync.Mutex // guards watched and missing
+	mu      sync.Mutex // guards watched, missing and links
 	watched map[string]bool
 	missing map[string]bool
+	// links maps each root that is a symbolic link to the folder it led
+	// to when last followed.
+	links map[string]string
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -101,7 +104,7 @@ func Start(ctx context.Context, reg *registry.Registry, opts *Options) (*Watcher
 	if err != nil {
 		return nil, fmt.Errorf("watch: %w", err)
 	}
-	w := &Watcher{reg: reg, o: o, fw: fw, watched: map[string]bool{}, missing: map[string]bool{}, done: make(chan struct{})}
+	w := &Watcher{reg: reg, o: o, fw: fw, watched: map[string]bool{}, missing: map[string]bool{}, links: map[string]string{}, done: make(chan struct{})}
 	for _, src := range reg.Sources() {
 		if src.Path == "" {
 			continue
@@ -113,7 +116,7 @@ func Start(ctx context.Context, reg *registry.Registry, opts *Options) (*Watcher
 		w.roots = append(w.roots, root{path: src.Path, depth: depth})
 	}
 	for _, r := range w.roots {
-		if err := w.addTree(r.path); err != nil {
+		if err := w.watchRoot(r.path); err != nil {
 			if errors.Is(err, ErrTooManyFolders) {
 				_ = fw.Close()
 				return nil, err
@@ -142,6 +145,64 @@ func (w *Watcher) Close() error {
 	return w.fw.Close()
 }
 
+// watchRoot watches a root; a root that is a link (an atomic deploy's
+// "current") is watched where it leads, and its folder is watched for the
+// link being replaced.
+func (w *Watcher) watchRoot(root string) error {
+	fi, err := os.Lstat(root)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return w.addTree(root)
+	}
+	parent := filepath.Dir(root)
+	w.mu.Lock()
+	w.links[root] = ""
+	known := w.watched[parent]
+	w.mu.Unlock()
+	if !known {
+		if err := w.fw.Add(parent); err != nil {
+			return fmt.Errorf("watch: %s: %w", parent, err)
+		}
+		w.mu.Lock()
+		w.watched[parent] = true
+		w.mu.Unlock()
+	}
+	return w.followLink(root)
+}
+
+// followLink watches the folder the root link leads to now, forgetting
+// the one it led to before.
+func (w *Watcher) followLink(root string) error {
+	target, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		w.setMissing(root, true)
+		return fmt.Errorf("watch: skill root %s leads nowhere (%v); its skills are withdrawn until it is back", root, err)
+	}
+	w.mu.Lock()
+	old := w.links[root]
+	w.links[root] = target
+	w.mu.Unlock()
+	if old != "" && old != target {
+		w.forget(old)
+	}
+	return w.addTree(target)
+}
+
+// forget stops watching dir and the folders below it.
+func (w *Watcher) forget(dir string) {
+	w.mu.Lock()
+	var gone []string
+	for p := range w.watched {
+		if p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) {
+			delete(w.watched, p)
+			gone = append(gone, p)
+		}
+	}
+	w.mu.Unlock()
+	for _, p := range gone {
+		_ = w.fw.Remove(p)
+	}
+}
+
 // addTree watches dir and every folder below it, without following
 // links (a linked skill folder is watched at its link, which is what
 // discovery reads through). A missing root is remembered and looked for
@@ -154,6 +215,16 @@ func (w *Watcher) addTree(dir string) error {
 				return fmt.Errorf("watch: skill root %s is missing; its skills are withdrawn until it is back", dir)
 			}
 			return nil // a folder that vanished or cannot be read
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			// Discovery reads a linked skill folder through its link:
+			// watch where it leads (the watched set stops loops).
+			if target, err := filepath.EvalSymlinks(p); err == nil {
+				if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+					return w.addTree(target)
+				}
+			}
+			return nil
 		}
 		if !d.IsDir() {
 			return nil
@@ -242,6 +313,18 @@ func (w *Watcher) loop(ctx context.Context) {
 
 // event watches new folders and notices roots that went away.
 func (w *Watcher) event(ev fsnotify.Event) {
+	w.mu.Lock()
+	_, isLink := w.links[ev.Name]
+	w.mu.Unlock()
+	if isLink {
+		// The root link was replaced (or removed, or made again).
+		if err := w.followLink(ev.Name); err != nil {
+			w.o.OnError(err)
+		} else {
+			w.setMissing(ev.Name, false)
+		}
+		return
+	}
 	switch {
 	case ev.Has(fsnotify.Create):
 		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
@@ -250,15 +333,10 @@ func (w *Watcher) event(ev fsnotify.Event) {
 			}
 		}
 	case ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename):
-		// The kernel drops the watches of a folder that goes, and of the
-		// folders below it.
-		w.mu.Lock()
-		for p := range w.watched {
-			if p == ev.Name || strings.HasPrefix(p, ev.Name+string(filepath.Separator)) {
-				delete(w.watched, p)
-			}
-		}
-		w.mu.Unlock()
+		// A folder that goes is forgotten with the folders below it: the
+		// kernel drops their watches when they are deleted, and they are
+		// removed here when they are renamed away (the kernel keeps those).
+		w.forget(ev.Name)
 		for _, r := range w.roots {
 			if ev.Name == r.path {
 				w.setMissing(r.path, true)
@@ -280,7 +358,8 @@ func (w *Watcher) findMissing() bool {
 	back := false
 	for _, d := range dirs {
 		if _, err := os.Stat(d); err == nil {
-			if err := w.addTree(d); err == nil {
+			if err := w.watchRoot(d); err == nil {
+				w.setMissing(d, false)
 				back = true
 			}
 		}

@@ -207,3 +207,53 @@ func BenchmarkChangeVisible(b *testing.B) {
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/change")
 }
+
+// TestWatchLinkedRoot serves a root that is a symbolic link, as an atomic
+// deploy makes one: edits where it leads are seen, and so is the link
+// swapped to another folder.
+func TestWatchLinkedRoot(t *testing.T) {
+	base := t.TempDir()
+	v1, v2 := filepath.Join(base, "v1"), filepath.Join(base, "v2")
+	writeSkill(t, v1, "alpha", "Version one.")
+	writeSkill(t, v2, "beta", "Version two.")
+	current := filepath.Join(base, "current")
+	if err := os.Symlink(v1, current); err != nil {
+		t.Fatal(err)
+	}
+	_, snaps, _ := watched(t, current)
+	writeSkill(t, v1, "alpha", "Edited in v1.")
+	until(t, snaps, "the edit where the link leads", func(s *registry.Snapshot) bool {
+		sum, _ := s.Lookup("alpha")
+		return sum.Description == "Edited in v1."
+	})
+	// Swap the link atomically.
+	tmp := filepath.Join(base, "current.tmp")
+	if err := os.Symlink(v2, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, current); err != nil {
+		t.Fatal(err)
+	}
+	until(t, snaps, "v2 after the swap", func(s *registry.Snapshot) bool { return names(s) == "beta" })
+	writeSkill(t, v2, "beta", "Edited in v2.")
+	until(t, snaps, "the edit in v2", func(s *registry.Snapshot) bool {
+		sum, _ := s.Lookup("beta")
+		return sum.Description == "Edited in v2."
+	})
+}
+
+// TestWatchLinkedSkillFolder edits a skill reached through a link inside
+// a root.
+func TestWatchLinkedSkillFolder(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	writeSkill(t, elsewhere, "gamma", "Outside the root.")
+	if err := os.Symlink(filepath.Join(elsewhere, "gamma"), filepath.Join(root, "gamma")); err != nil {
+		t.Fatal(err)
+	}
+	_, snaps, _ := watched(t, root)
+	writeSkill(t, elsewhere, "gamma", "Edited through the link.")
+	until(t, snaps, "the linked skill's edit", func(s *registry.Snapshot) bool {
+		sum, _ := s.Lookup("gamma")
+		return sum.Description == "Edited through the link."
+	})
+}

@@ -350,6 +350,9 @@ func execRunner(env *Env, f execFlags, cmd, what string) (sandbox.Runner, error)
 	var fe *sandbox.FeatureError
 	if errors.As(err, &fe) {
 		hint := "--local to run without confinement (trusted commands only)"
+		if cmd == "serve" {
+			hint = "--no-exec to serve without commands, or --local-exec to run them without confinement (trusted skills only)"
+		}
 		if fe.Feature != sandbox.FeatureUserNamespaces {
 			hint = "--allow-downgrade to run without that layer, or " + hint
 		}
