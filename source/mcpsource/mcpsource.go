@@ -229,7 +229,7 @@ func New(ctx context.Context, url string, opts *Options) (*Remote, error) {
 		if u == nil {
 			return nil, fmt.Errorf("mcpsource: server URL %s is not an http or https URL with a host", r.red.label)
 		}
-		transport = &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: o.HTTPClient, DisableStandaloneSSE: true}
+		transport = &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: boundedClient(o.HTTPClient, responseLimit(o)), DisableStandaloneSSE: true}
 	}
 	r.label = r.red.label
 	if o.Label != "" {

@@ -1,6 +1,7 @@
 package mcpsource_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -785,5 +786,20 @@ func TestTimeouts(t *testing.T) {
 				t.Errorf("read after a timeout: %v", err)
 			}
 		})
+	}
+}
+
+// TestOversizedResponse answers a read with far more than the listing
+// says: the host stops reading at its response bound rather than holding
+// whatever the server sends.
+func TestOversizedResponse(t *testing.T) {
+	ts := newTestServer(t, true, pdfSkill())
+	ts.served[formsURI] = bytes.Repeat([]byte("x"), 8<<20)
+	r := ts.open(t, httpT, &mcpsource.Options{MaxListBytes: 64 << 10, MaxBytes: 64 << 10})
+	_, err := fs.ReadFile(r.Source().FS, "pdf/references/forms.md")
+	// The SDK reports the cut response as a request without response;
+	// a size mismatch would mean the whole answer was read first.
+	if err == nil || !strings.Contains(err.Error(), formsURI) || strings.Contains(err.Error(), "the listing says") {
+		t.Fatalf("an 8 MiB answer for a listed 30-byte file: %v", err)
 	}
 }
