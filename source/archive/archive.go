@@ -282,6 +282,11 @@ func Open(ctx context.Context, where string, opts *Options) (source.Source, erro
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return source.Source{}, fmt.Errorf("archive %s: the cache: %w (set $SKILLKIT_CACHE_DIR to a writable folder)", loc.label, err)
 	}
+	for _, dir := range []string{o.CacheDir, c.dir} {
+		if err := ownedFolder(dir); err != nil {
+			return source.Source{}, fmt.Errorf("archive %s: the cache: %w", loc.label, err)
+		}
+	}
 	var tree string
 	if loc.u == nil {
 		tree, err = c.local(ctx)

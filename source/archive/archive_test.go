@@ -626,3 +626,44 @@ func TestCacheDirFromEnv(t *testing.T) {
 		t.Errorf("unset: got %q", got)
 	}
 }
+
+// TestCacheOthersCouldWrite refuses a cache folder that another user owns
+// or may write, or that is a link: a pinned archive found there is used
+// without a download, so its contents must be this user's.
+func TestCacheOthersCouldWrite(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "skills.tar.gz")
+	if err := os.WriteFile(file, makeTar(t, twoSkills(), true), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open := func(cache string) error {
+		_, err := Open(context.Background(), file, &Options{CacheDir: cache})
+		return err
+	}
+	shared := t.TempDir()
+	if err := os.Chmod(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := open(shared); err == nil || !strings.Contains(err.Error(), "may be written by others") {
+		t.Errorf("a world-writable cache: %v", err)
+	}
+	link := filepath.Join(dir, "cache-link")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	if err := open(link); err == nil || !strings.Contains(err.Error(), "not a folder") {
+		t.Errorf("a cache that is a link: %v", err)
+	}
+	if os.Geteuid() == 0 {
+		other := t.TempDir()
+		if err := os.Chown(other, 12345, 12345); err != nil {
+			t.Fatal(err)
+		}
+		if err := open(other); err == nil || !strings.Contains(err.Error(), "belongs to uid 12345") {
+			t.Errorf("another user's cache: %v", err)
+		}
+	}
+	if err := open(t.TempDir()); err != nil {
+		t.Errorf("a cache of one's own: %v", err)
+	}
+}

@@ -254,9 +254,14 @@ func (c *cache) install(ctx context.Context, f *os.File, size int64, h hash.Hash
 	return tree, nil
 }
 
-// sweep removes the trees other than keep and the previous copy (which
-// a running process may still read), and temporary files of killed
-// processes.
+// keepTrees is how long an unpacked tree stays after a newer one
+// replaced it: a process that opened it (a server running for days) may
+// still read it.
+const keepTrees = 7 * 24 * time.Hour
+
+// sweep removes the trees other than keep and the previous copy that were
+// unpacked more than keepTrees ago (a running process may still read
+// them), and temporary files of killed processes.
 func (c *cache) sweep(keep string, prev *meta) {
 	entries, err := os.ReadDir(c.dir)
 	if err != nil {
@@ -267,7 +272,9 @@ func (c *cache) sweep(keep string, prev *meta) {
 		switch {
 		case name == keep || (prev != nil && name == prev.Tree):
 		case strings.HasPrefix(name, "tree-"):
-			os.RemoveAll(filepath.Join(c.dir, name))
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > keepTrees {
+				os.RemoveAll(filepath.Join(c.dir, name))
+			}
 		case strings.HasSuffix(name, ".tmp"):
 			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > 24*time.Hour {
 				os.RemoveAll(filepath.Join(c.dir, name))
