@@ -245,7 +245,7 @@ func New(ctx context.Context, url string, opts *Options) (*Remote, error) {
 	}
 	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
-		return nil, r.errorf("connecting: %w", r.red.scrub(err))
+		return nil, r.errorf("connecting: %w%s", r.red.scrub(err), overTime(ctx, o.ListTimeout))
 	}
 	r.cs = cs
 	r.base, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -256,10 +256,22 @@ func New(ctx context.Context, url string, opts *Options) (*Remote, error) {
 	cat, err := r.list(ctx)
 	if err != nil {
 		r.Close()
+		if hint := overTime(ctx, o.ListTimeout); hint != "" {
+			return nil, fmt.Errorf("%w%s", err, hint)
+		}
 		return nil, err
 	}
 	r.cat.Store(cat)
 	return r, nil
+}
+
+// overTime says, when ctx ran out, that the connection and listing took
+// longer than Options.ListTimeout.
+func overTime(ctx context.Context, limit time.Duration) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Sprintf(" (connecting and listing took longer than Options.ListTimeout, %v; the server is slow or stalled)", limit)
+	}
+	return ""
 }
 
 // declares reports whether the server declared the skills extension.

@@ -770,8 +770,8 @@ func TestTimeouts(t *testing.T) {
 			ts.hang["skills/list"] = true
 			url, o := ts.connect(t, tr, &mcpsource.Options{ListTimeout: 100 * time.Millisecond})
 			_, err := mcpsource.New(context.Background(), url, o)
-			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "skills/list (page 1)") {
-				t.Errorf("listing: error %v, want a deadline naming skills/list", err)
+			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "skills/list (page 1)") || !strings.Contains(err.Error(), "Options.ListTimeout, 100ms") {
+				t.Errorf("listing: error %v, want a deadline naming skills/list and the timeout", err)
 			}
 
 			ts = newTestServer(t, true, reviewSkill())
