@@ -107,3 +107,20 @@ func TestCatalogBudgetFits(t *testing.T) {
 		t.Errorf("a budget too small: %v", err)
 	}
 }
+
+// TestCatalogBudgetDefault: without a budget set, a catalog over 8,000
+// characters is fitted to them; NoBudget publishes it whole.
+func TestCatalogBudgetDefault(t *testing.T) {
+	snap := newSnapshot(t, manySkills(100)) // ≈ 20,000 characters
+	c := newConv(t, session.NewMemoryStore(nil), conversation.Options{}, "main", snap)
+	user(t, c, "hi")
+	text := catalogText(t, c, 0)
+	if n := utf8.RuneCountInString(text); n > assembly.DefaultBudgetChars || !strings.Contains(text, "more skills are not listed here") {
+		t.Errorf("the default catalog takes %d characters (budget %d), note present %v", n, assembly.DefaultBudgetChars, strings.Contains(text, "more skills are not listed here"))
+	}
+	whole := newConv(t, session.NewMemoryStore(nil), conversation.Options{Catalog: assembly.CatalogOptions{NoBudget: true}}, "main", snap)
+	user(t, whole, "hi")
+	if text := catalogText(t, whole, 0); !strings.Contains(text, "skill-99") || strings.Contains(text, "not listed here") {
+		t.Errorf("NoBudget cut the catalog (%d characters)", utf8.RuneCountInString(text))
+	}
+}

@@ -91,10 +91,14 @@ type CatalogOptions struct {
 	Render func(ctx context.Context, skills []skill.Summary) string
 	// Guidance is the tooling guidance published after the catalog.
 	Guidance Guidance
-	// Budget, when set, keeps the catalog within a share of the model's
-	// context window (see CatalogBudget). It applies to the format's
-	// rendering, not to Render's text.
+	// Budget keeps the catalog within a share of the model's context
+	// window (see CatalogBudget); nil is the default budget: 8,000
+	// characters, the model's window being unknown. Set ContextWindow to
+	// the model's. It applies to the format's rendering, not to Render's
+	// text.
 	Budget *CatalogBudget
+	// NoBudget publishes the whole catalog whatever its size.
+	NoBudget bool
 }
 
 // Defaults of CatalogBudget.
@@ -272,6 +276,12 @@ func CatalogEvent(ctx context.Context, state map[string]string, agent string, sn
 	if opts != nil {
 		o = *opts
 	}
+	switch {
+	case o.NoBudget:
+		o.Budget = nil
+	case o.Budget == nil:
+		o.Budget = &CatalogBudget{}
+	}
 	var r, replacement catalog.Renderer
 	switch o.Format {
 	case FormatReminder:
@@ -321,7 +331,7 @@ func CatalogEvent(ctx context.Context, state map[string]string, agent string, sn
 		guide = o.guidance(toolset)
 	}
 	digest := c.Digest()
-	if b := o.Budget; b != nil {
+	if b := o.Budget; b != nil && *b != (CatalogBudget{}) {
 		// A budget changes the text: a new one publishes it anew.
 		digest += fmt.Sprintf("~%d/%g/%d", b.ContextWindow, b.Share, b.MaxChars)
 	}

@@ -60,13 +60,16 @@ type runFlags struct {
 	maxSteps       int
 	asJSON         bool
 	exec           bool
+	// contextWindow is --context-window, the model's context window in
+	// tokens (0: unknown), which sizes the catalog's budget.
+	contextWindow int
 	// sandbox holds --local, --network and the isolated sandbox's
 	// opt-ins, as `skillkit exec` takes them.
 	sandbox execFlags
 }
 
 // runUsage is the synopsis of the flags addRunFlags gives.
-const runUsage = "[--model M] [--base-url URL] [--script FILE] [--session ID] [--store PATH] [--dump-requests DIR] [--exec [--local] [--network]] [--mode once|turn|session] [--max-steps N]"
+const runUsage = "[--model M] [--base-url URL] [--script FILE] [--session ID] [--store PATH] [--dump-requests DIR] [--exec [--local] [--network]] [--mode once|turn|session] [--max-steps N] [--context-window N]"
 
 func newRun(env *Env) *cobra.Command {
 	f := &runFlags{sandbox: execFlags{timeout: execMaxTimeout}}
@@ -144,6 +147,7 @@ func addRunFlags(cmd *cobra.Command, env *Env, f *runFlags) {
 	fl.StringVar(&f.mode, "mode", loadstate.Turn.String(), "load lifetime of a new session: once, turn or session")
 	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "most model requests of a turn")
 	fl.BoolVar(&f.exec, "exec", false, "give the model workspace_exec, run in the isolated sandbox (or --local)")
+	fl.IntVar(&f.contextWindow, "context-window", 0, "the model's context window in tokens: the catalog takes at most 2% of it (default: at most 8,000 characters)")
 	addSandboxFlags(cmd, &f.sandbox)
 }
 
@@ -170,6 +174,9 @@ type runner struct {
 // errors are the user's to fix (exit status 2).
 func newRunner(env *Env, f *runFlags, cmd *cobra.Command, roots []string) (*runner, error) {
 	r := &runner{env: env, f: f, name: cmd.Name()}
+	if f.contextWindow < 0 {
+		return nil, fmt.Errorf("%s: --context-window is %d; give the model's context window in tokens (or leave it out)", cmd.Name(), f.contextWindow)
+	}
 	if f.maxSteps < 1 {
 		return nil, fmt.Errorf("%s: --max-steps is %d; give a positive number of model requests (default %d)", r.name, f.maxSteps, agent.DefaultMaxSteps)
 	}
@@ -352,6 +359,9 @@ func (r *runner) kit(ctx context.Context, st session.Store, cfg sessionConfig) (
 		return nil, nil, err
 	}
 	kopts := &skillkit.Options{Sources: sessionSources(ctx, r.env, cfg.Roots), Registry: opts, Store: st, Agent: cfg.agentOptions()}
+	if r.f.contextWindow > 0 {
+		kopts.Agent.Catalog.Budget = &assembly.CatalogBudget{ContextWindow: r.f.contextWindow}
+	}
 	noSkills := len(kopts.Sources) == 0
 	if noSkills {
 		// A kit without sources would search the default roots itself,

@@ -35,6 +35,7 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{"container and local", []string{"serve", "--runner", "container", "--image", "x", "--local-exec", examples}, "contradict"},
 		{"runner with no-exec", []string{"serve", "--no-exec", "--runner", "container", examples}, "--no-exec leaves out"},
 		{"store without http", []string{"serve", "--store", "redis://127.0.0.1:1", examples}, "--store applies to --http only"},
+		{"run: negative context window", []string{"run", "--script", "s.json", "--context-window", "-1", examples, "hi"}, "--context-window is -1"},
 		{"exec: container without image", []string{"exec", "--runner", "container", "--", "true"}, "--runner container needs --image"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
