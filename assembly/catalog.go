@@ -402,11 +402,22 @@ func CatalogEvent(ctx context.Context, state map[string]string, agent string, sn
 			if budget.Recent, err = loadstate.Used(state, agent); err != nil {
 				return nil, err
 			}
-			fit, err := c.Fit(rr, budget)
+			fit := func() (any, error) {
+				f, err := c.Fit(rr, budget)
+				return f.Text, err
+			}
+			var t any
+			if len(budget.Recent) == 0 {
+				// An agent that used no skill yet sees what every such
+				// agent does: fitted once per snapshot.
+				t, err = snap.Memo(catalogFitKey{catalogTextKey{o.DescriptionMaxLength, o.Format, published, guide, budget.MaxTokens, budget.MaxChars}}, fit)
+			} else {
+				t, err = fit()
+			}
 			if err != nil {
 				return nil, err
 			}
-			text = fit.Text
+			text = t.(string)
 		} else {
 			text, guide = v.(string), ""
 		}
@@ -431,6 +442,10 @@ type catalogTextKey struct {
 	// maxTokens and maxChars are the budget's (0 without one).
 	maxTokens, maxChars int
 }
+
+// catalogFitKey keys the catalog fitted to its budget for agents that
+// used no skill yet.
+type catalogFitKey struct{ catalogTextKey }
 
 // fitted is memoized in place of a text when the budget leaves skills
 // out, which depends on each agent's use of them.
