@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillkit/skillkit/internal/termtext"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/tools"
 )
@@ -45,8 +46,10 @@ func (s *Server) setPrompts(ctx context.Context, srv *sdk.Server, old []string, 
 		name := sum.Name
 		names = append(names, name)
 		srv.AddPrompt(&sdk.Prompt{
-			Name:        name,
-			Description: sum.Description,
+			Name: name,
+			// Hosts list prompts in terminals: control characters and
+			// bidi overrides from the skill's author are shown escaped.
+			Description: termtext.Escape(sum.Description),
 			Arguments:   []*sdk.PromptArgument{{Name: inputArg, Description: "what to do with the skill (optional)"}},
 		}, func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 			res, err := s.skillPrompt(ctx, name, req.Params.Arguments[inputArg])

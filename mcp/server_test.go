@@ -633,3 +633,45 @@ func TestExecOutputFiles(t *testing.T) {
 		t.Errorf("the binary output: %+v", c)
 	}
 }
+
+// TestDescriptionsEscaped lists a skill whose description carries an
+// escape sequence and a bidi override: prompts and resources show them
+// escaped, as hosts list them in terminals.
+func TestDescriptionsEscaped(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "tricky")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	md := "---\nname: tricky\ndescription: \"Looks fine\\e]0;pwned\\a \\u202Eevil\"\n---\n\nBody.\n"
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, srv := newServer(t, root, nil, nil)
+	cs := connectMemory(t, srv)
+	lp, err := cs.ListPrompts(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr, err := cs.ListResources(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var descs []string
+	for _, p := range lp.Prompts {
+		if p.Name == "tricky" {
+			descs = append(descs, p.Description)
+		}
+	}
+	for _, r := range lr.Resources {
+		descs = append(descs, r.Description)
+	}
+	if len(descs) != 2 {
+		t.Fatalf("descriptions %q", descs)
+	}
+	for _, d := range descs {
+		if strings.ContainsAny(d, "\x1b\x07\u202e") || !strings.Contains(d, `\x1b]0;pwned\x07`) {
+			t.Errorf("description %q is not escaped", d)
+		}
+	}
+}

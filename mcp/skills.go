@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillkit/skillkit/internal/termtext"
 	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/skill"
 )
@@ -188,12 +189,10 @@ func (s *skillsServer) sync(ctx context.Context) {
 		}
 		uri := skillMDURI(sm.Name)
 		want[uri] = true
-		r := &sdk.Resource{URI: uri, Name: sm.Name, MIMEType: markdownMIME, Description: sm.Description}
-		if fm, ok := snap.Frontmatter(sm.Name); ok {
-			if d, ok := fm.Raw[skill.FieldDescription].(string); ok {
-				r.Description = d // verbatim, as skills/list has it
-			}
-		}
+		// The description as a host shows it in a list: control characters
+		// and bidi overrides escaped (skills/list keeps the front matter
+		// verbatim, as the extension says).
+		r := &sdk.Resource{URI: uri, Name: sm.Name, MIMEType: markdownMIME, Description: termtext.Escape(sm.Description)}
 		add = append(add, r)
 	}
 	var gone []string
