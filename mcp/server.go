@@ -170,10 +170,14 @@ func New(ctx context.Context, kit *skillkit.Kit, opts *Options) (*Server, error)
 	s := &Server{kit: kit, o: o, tools: ts, stop: make(chan struct{})}
 	s.snap = kit.Registry().Snapshot()
 	s.sessions = newSessionTable(s)
-	if s.stateful, err = s.newServer(ctx, false); err != nil {
+	catalog, err := kit.Catalog(ctx, o.Agent)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: the catalog: %w", err)
+	}
+	if s.stateful, err = s.newServer(ctx, false, catalog); err != nil {
 		return nil, err
 	}
-	if s.stateless, err = s.newServer(ctx, true); err != nil {
+	if s.stateless, err = s.newServer(ctx, true, catalog); err != nil {
 		return nil, err
 	}
 	if o.Refresh > 0 {
@@ -214,7 +218,7 @@ func (s *Server) Withheld(ctx context.Context) []string {
 func (s *Server) Sessions() int { return s.sessions.len() }
 
 // newServer builds one SDK server with the tools, prompts and skills.
-func (s *Server) newServer(ctx context.Context, stateless bool) (*server, error) {
+func (s *Server) newServer(ctx context.Context, stateless bool, catalog string) (*server, error) {
 	caps := &sdk.ServerCapabilities{
 		Tools:   &sdk.ToolCapabilities{ListChanged: true},
 		Prompts: &sdk.PromptCapabilities{ListChanged: true},
@@ -226,10 +230,6 @@ func (s *Server) newServer(ctx context.Context, stateless bool) (*server, error)
 		Logger:       s.o.Logger,
 	})
 	sv := &server{sdk: srv}
-	catalog, err := s.kit.Catalog(ctx, s.o.Agent)
-	if err != nil {
-		return nil, fmt.Errorf("mcp: the catalog: %w", err)
-	}
 	for _, t := range s.tools {
 		mt, err := s.mcpTool(t, catalog)
 		if err != nil {

@@ -675,3 +675,78 @@ func TestDescriptionsEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyLimit sends bodies of exactly MaxBodyBytes and one byte more.
+func TestBodyLimit(t *testing.T) {
+	_, srv := newServer(t, writeSkills(t), nil, nil)
+	endpoint := serveHTTP(t, srv, &mcp.HTTPOptions{MaxBodyBytes: 4096})
+	body := func(size int) string {
+		head := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"`
+		tail := `","version":"1"}}}`
+		return head + strings.Repeat("x", size-len(head)-len(tail)) + tail
+	}
+	for _, tc := range []struct {
+		size    int
+		refused bool
+	}{{4096, false}, {4097, true}} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, endpoint, strings.NewReader(body(tc.size)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.StatusCode == http.StatusRequestEntityTooLarge; got != tc.refused {
+			t.Errorf("a %d-byte body: %s, refused %v", tc.size, resp.Status, tc.refused)
+		}
+	}
+}
+
+// TestExecOutputBlobLimit embeds a binary output file of exactly 1 MiB
+// and links one a byte larger.
+func TestExecOutputBlobLimit(t *testing.T) {
+	_, srv := newServer(t, writeSkills(t), localRunner(t), &mcp.Options{Refresh: -1})
+	cs := connectHTTP(t, serveHTTP(t, srv, nil), "2025-11-25", nil)
+	_, res := call(t, cs, "workspace_exec", map[string]any{
+		"command":      `mkdir -p out && head -c 1048576 /dev/urandom > out/at.bin && head -c 1048577 /dev/urandom > out/over.bin`,
+		"output_files": []string{"out/**"},
+	}, nil)
+	var embedded, linked []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.EmbeddedResource:
+			if len(c.Resource.Blob) == 1<<20 {
+				embedded = append(embedded, c.Resource.URI)
+			}
+		case *sdk.ResourceLink:
+			linked = append(linked, c.URI)
+		}
+	}
+	if strings.Join(embedded, ",") != "workspace:///out/at.bin" || strings.Join(linked, ",") != "workspace:///out/over.bin" {
+		t.Errorf("embedded %v, linked %v", embedded, linked)
+	}
+}
+
+// TestExecOutputBlobTotal embeds binary outputs up to 4 MiB in one
+// result: of five 1 MiB files, four are embedded and one linked.
+func TestExecOutputBlobTotal(t *testing.T) {
+	_, srv := newServer(t, writeSkills(t), localRunner(t), &mcp.Options{Refresh: -1})
+	cs := connectHTTP(t, serveHTTP(t, srv, nil), "2025-11-25", nil)
+	_, res := call(t, cs, "workspace_exec", map[string]any{
+		"command":      `mkdir -p out && for i in 1 2 3 4 5; do head -c 1048576 /dev/urandom > out/$i.bin; done`,
+		"output_files": []string{"out/**"},
+	}, nil)
+	var embedded, linked int
+	for _, c := range res.Content {
+		switch c.(type) {
+		case *sdk.EmbeddedResource:
+			embedded++
+		case *sdk.ResourceLink:
+			linked++
+		}
+	}
+	if embedded != 4 || linked != 1 {
+		t.Errorf("%d embedded and %d linked, want 4 and 1", embedded, linked)
+	}
+}

@@ -28,7 +28,9 @@ const maxStdioLine = 16 << 20
 func (s *Server) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
 	lw := &lockedWriter{w: w, pending: map[string]bool{}}
 	lw.cond = sync.NewCond(&lw.mu)
-	return s.ServeTransport(ctx, &sdk.IOTransport{Reader: newLineFilter(ctx, r, lw), Writer: lw})
+	// The SDK's own bound sits above the filter's: a line the filter
+	// passes never ends the connection there.
+	return s.ServeTransport(ctx, &sdk.IOTransport{Reader: newLineFilter(ctx, r, lw), Writer: lw, MaxLineLength: maxStdioLine + 2})
 }
 
 // drainTimeout bounds how long the end of stdin waits for the answers to
@@ -160,10 +162,12 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 	for f.buf.Len() == 0 {
 		line, err := f.readLine()
 		if len(bytes.TrimSpace(line)) > 0 {
-			if msg := check(line); msg != nil {
-				_, _ = f.out.Write(msg)
+			if m, bad := check(line); bad != nil {
+				_, _ = f.out.Write(bad)
 			} else {
-				f.expectAnswers(line)
+				if _, isReq := m["method"]; isReq && m["id"] != nil {
+					f.out.expect(m["id"])
+				}
 				f.buf.Write(line)
 				f.buf.WriteByte('\n')
 			}
@@ -187,7 +191,8 @@ func (f *lineFilter) readLine() ([]byte, error) {
 	var line []byte
 	for {
 		chunk, err := f.br.ReadSlice('\n')
-		if len(line)+len(chunk) > maxStdioLine {
+		// The line's end (\n or \r\n) is not part of the message.
+		if len(line)+len(bytes.TrimRight(chunk, "\r\n")) > maxStdioLine {
 			// Skip the rest of the line.
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = f.br.ReadSlice('\n')
@@ -202,15 +207,6 @@ func (f *lineFilter) readLine() ([]byte, error) {
 	}
 }
 
-// expectAnswers records the requests of a checked line.
-func (f *lineFilter) expectAnswers(line []byte) {
-	var m map[string]json.RawMessage
-	_ = json.Unmarshal(line, &m)
-	if _, isReq := m["method"]; isReq && m["id"] != nil {
-		f.out.expect(m["id"])
-	}
-}
-
 // tooLong stands for a line over the limit.
 const tooLong = "\x00too long"
 
@@ -220,27 +216,27 @@ func (f *lineFilter) Close() error { return f.r.Close() }
 // limit, past which it ends the connection.
 const maxDepth = 500
 
-// check returns the error response for a line the SDK could not decode
-// (it would end the connection), or nil: what passes is one JSON-RPC
-// message with a string or integer id.
-func check(line []byte) []byte {
+// check returns the message of a line, or the error response for a line
+// the SDK could not decode (it would end the connection): what passes is
+// one JSON-RPC message with a string or integer id.
+func check(line []byte) (map[string]json.RawMessage, []byte) {
 	if string(line) == tooLong {
-		return errorLine(nil, -32700, fmt.Sprintf("Parse error: a message over %d bytes", maxStdioLine))
-	}
-	if !json.Valid(line) {
-		return errorLine(nil, -32700, "Parse error: the line is not JSON")
-	}
-	if depth(line) > maxDepth {
-		return errorLine(nil, -32600, fmt.Sprintf("Invalid Request: nested more than %d levels deep", maxDepth))
+		return nil, errorLine(nil, -32700, fmt.Sprintf("Parse error: a message over %d bytes", maxStdioLine))
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(line, &m); err != nil {
-		if line[0] == '[' {
-			return errorLine(nil, -32600, "Invalid Request: batches are not supported; send one message a line")
+		switch {
+		case !json.Valid(line):
+			return nil, errorLine(nil, -32700, "Parse error: the line is not JSON")
+		case line[0] == '[':
+			return nil, errorLine(nil, -32600, "Invalid Request: batches are not supported; send one message a line")
 		}
-		return errorLine(nil, -32600, "Invalid Request: a message is a JSON object")
+		return nil, errorLine(nil, -32600, "Invalid Request: a message is a JSON object")
 	}
-	return checkMessage(m)
+	if depth(line) > maxDepth {
+		return nil, errorLine(nil, -32600, fmt.Sprintf("Invalid Request: nested more than %d levels deep", maxDepth))
+	}
+	return m, checkMessage(m)
 }
 
 // checkMessage checks the fields the SDK needs to decode a message.

@@ -30,20 +30,16 @@ const (
 	maxBlobTotal = 4 << 20
 )
 
-// maxCatalogChars bounds the catalog appended to the skill tool's
-// description, as hosts budget theirs; past it the description says how
-// to reach the rest.
-const maxCatalogChars = 8000
-
 // mcpTool describes t to MCP clients; the skill tool's description carries
-// the catalog, since an MCP host shows its model only tool descriptions.
+// the catalog (within the agent's catalog budget), since an MCP host shows
+// its model only tool descriptions.
 func (s *Server) mcpTool(t tools.Tool, cat string) (*sdk.Tool, error) {
 	mt := &sdk.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
 	if mt.InputSchema == nil {
 		mt.InputSchema = &jsonschema.Schema{Type: "object"}
 	}
 	if t.Name == tools.SkillName && cat != "" {
-		mt.Description += "\n\n" + fitCatalog(cat)
+		mt.Description += "\n\n" + cat
 	}
 	if t.Name == tools.WorkspaceExecName {
 		out, err := jsonschema.For[tools.ExecResult](nil)
@@ -54,20 +50,6 @@ func (s *Server) mcpTool(t tools.Tool, cat string) (*sdk.Tool, error) {
 	}
 	mt.Annotations = annotations(t.Name)
 	return mt, nil
-}
-
-// fitCatalog keeps the catalog within maxCatalogChars, cut at a line, and
-// says what was left out and how to see it.
-func fitCatalog(cat string) string {
-	if len(cat) <= maxCatalogChars {
-		return cat
-	}
-	cut := strings.LastIndexByte(cat[:maxCatalogChars], '\n')
-	if cut < 0 {
-		cut = maxCatalogChars
-	}
-	left := strings.Count(cat[cut:], "\n- ")
-	return cat[:cut] + fmt.Sprintf("\n(%d more skills are not listed here for length: the skills-catalog prompt and skills/list list them all)", max(left, 1))
 }
 
 // annotations are the hints of the tools that only read.
