@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/skillkit/skillkit/skill"
 )
@@ -338,5 +339,31 @@ func TestFitKeepsAsManyAsFit(t *testing.T) {
 				t.Errorf("%T budget %d: kept %d, but %d fit (%d tokens)", r, budget, fit.Shown, fit.Shown+1, n)
 			}
 		}
+	}
+}
+
+// TestFitCharsAtTheLimit fits a catalog into exactly its own length in
+// characters (kept whole) and one character less (cut), and keeps the
+// recently used skills longest.
+func TestFitCharsAtTheLimit(t *testing.T) {
+	c := budgetCatalog(t)
+	whole := c.Render(nil)
+	n := utf8.RuneCountInString(whole)
+	fit, err := c.Fit(nil, Budget{MaxChars: n})
+	if err != nil || fit.Text != whole || fit.Omitted != 0 {
+		t.Errorf("budget of exactly %d characters: %v, omitted %d, same text %v", n, err, fit.Omitted, fit.Text == whole)
+	}
+	fit, err = c.Fit(nil, Budget{MaxChars: n - 1})
+	if err != nil || fit.Text == whole || utf8.RuneCountInString(fit.Text) > n-1 {
+		t.Errorf("budget of %d characters: %v, %d characters", n-1, err, utf8.RuneCountInString(fit.Text))
+	}
+	small := n / 4
+	last := c.entries[len(c.entries)-1].Name
+	fit, err = c.Fit(nil, Budget{MaxChars: small, Recent: []string{last}})
+	if err != nil || fit.Omitted == 0 || !strings.Contains(fit.Text, last) {
+		t.Errorf("a recently used skill at the end of the order was left out: %v\n%s", err, fit.Text)
+	}
+	if _, err := c.Fit(nil, Budget{MaxChars: 10, MaxTokens: 10}); !errors.Is(err, ErrInvalidBudget) {
+		t.Errorf("both budgets: %v", err)
 	}
 }
