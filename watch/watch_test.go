@@ -159,8 +159,16 @@ func TestTooManyFolders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := watch.Start(t.Context(), reg, &watch.Options{MaxWatches: 3}); err == nil || !strings.Contains(err.Error(), "more than 3") {
+	// The root and its five folders: six watches.
+	if _, err := watch.Start(t.Context(), reg, &watch.Options{MaxWatches: 5}); err == nil || !strings.Contains(err.Error(), "more than 5") {
 		t.Errorf("Start over MaxWatches: %v", err)
+	}
+	w, err := watch.Start(t.Context(), reg, &watch.Options{MaxWatches: 6})
+	if err != nil {
+		t.Fatalf("Start at MaxWatches: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Error(err)
 	}
 }
 
