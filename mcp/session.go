@@ -162,7 +162,7 @@ func (t *sessionTable) installLocked(ss *sdk.ServerSession, conv *skillkit.Conve
 // unknownSession is the error of a stateless call naming a session the
 // server does not have.
 func unknownSession(id string) error {
-	return fmt.Errorf("%w %q: it ended or idled out; leave _meta[%q] out to start a new session", errUnknownSession, id, SessionMetaKey)
+	return fmt.Errorf("%w %q: this server never issued it, or it ended or idled out; leave _meta[%q] out to start a new session", errUnknownSession, id, SessionMetaKey)
 }
 
 // adopt opens session id, which must exist in the kit's store.

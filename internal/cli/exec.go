@@ -157,7 +157,7 @@ func addSandboxFlags(cmd *cobra.Command, f *execFlags) {
 
 // addRunnerFlags gives a command --runner and --image.
 func addRunnerFlags(fl *pflag.FlagSet, f *execFlags) {
-	fl.StringVar(&f.runner, "runner", "isolated", "where commands run: isolated (the sandbox), local (UNCONFINED, as --local) or container (a Docker or Podman engine, $DOCKER_HOST or its default socket)")
+	fl.StringVar(&f.runner, "runner", "isolated", "where commands run: isolated (the sandbox), local (UNCONFINED: trusted commands only) or container (a Docker or Podman engine, $DOCKER_HOST or its default socket)")
 	fl.StringVar(&f.image, "image", "", "the container image of --runner container (present in the engine: it is never pulled)")
 }
 
