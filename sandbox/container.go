@@ -48,6 +48,10 @@ type ContainerOptions struct {
 	// MaxStartTimeout bounds Spec.Timeout of Start; zero means
 	// DefaultMaxStartTimeout.
 	MaxStartTimeout time.Duration
+	// NoAgent makes every command an engine exec (about 100 ms each with
+	// Podman) instead of a request to the container's command agent
+	// (a few milliseconds); see NewContainer.
+	NoAgent bool
 	// Logger receives what the runner removes on its own (idle
 	// containers, leftovers of runners that died); nil means
 	// slog.Default().
@@ -108,6 +112,7 @@ type containerConfig struct {
 	idleTTL           time.Duration
 	grace, maxTimeout time.Duration
 	maxStart          time.Duration
+	noAgent           bool
 	logger            *slog.Logger
 }
 
@@ -126,7 +131,7 @@ func containerConfigOf(opts *ContainerOptions) (*containerConfig, error) {
 		return nil, err
 	}
 	c := &containerConfig{image: o.Image, uid: o.UID, gid: o.GID, init: o.Init, idleTTL: o.IdleTTL,
-		grace: grace, maxTimeout: maxT, maxStart: maxStart, logger: o.Logger}
+		grace: grace, maxTimeout: maxT, maxStart: maxStart, noAgent: o.NoAgent, logger: o.Logger}
 	if strings.TrimSpace(c.image) == "" {
 		return nil, errors.New("sandbox: ContainerOptions.Image is empty; name the image the commands run in (it must already be in the engine: the runner never pulls)")
 	}

@@ -240,7 +240,7 @@ func (r *containerRunner) runIn(ctx context.Context, c *ctr, p *prepared) (*Resu
 	stdout := NewHeadTail(int(p.limits.OutputBytes))
 	stderr := NewHeadTail(int(p.limits.OutputBytes))
 	start := time.Now()
-	e, err := r.launch(ctx, ctx, c, p, stdout, stderr, false)
+	e, engineExec, err := r.launchIn(ctx, ctx, c, p, stdout, stderr, false)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, errContainerGone) {
 			res := &Result{TimedOut: true, Signal: int(syscall.SIGTERM), ExitCode: 128 + int(syscall.SIGTERM), Duration: time.Since(start)}
@@ -252,10 +252,35 @@ func (r *containerRunner) runIn(ctx context.Context, c *ctr, p *prepared) (*Resu
 		res.Stdout, res.Stderr = stdout.Bytes(), stderr.Bytes()
 		res.StdoutTruncated, res.StderrTruncated = stdout.Truncated(), stderr.Truncated()
 	})
-	if err == nil && !res.TimedOut && startFailed(res.ExitCode, res.Stdout, res.Stderr) {
+	if engineExec && err == nil && !res.TimedOut && startFailed(res.ExitCode, res.Stdout, res.Stderr) {
 		return nil, startErr(p, res.Stderr)
 	}
 	return res, err
+}
+
+// launchIn starts p's command in c through the container's agent, or as
+// an engine exec (engineExec) when c has none.
+func (r *containerRunner) launchIn(ctx, life context.Context, c *ctr, p *prepared, stdout, stderr io.Writer, keepStdin bool) (e ccommand, engineExec bool, err error) {
+	for attempt := 0; attempt < 2; attempt++ {
+		a := r.agentOf(ctx, c)
+		if a == nil {
+			break
+		}
+		ae, err := a.launch(ctx, life, p, stdout, stderr, keepStdin)
+		if errors.Is(err, errAgentGone) {
+			// It ended before the command started: a new one.
+			continue
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		return ae, false, nil
+	}
+	ce, err := r.launch(ctx, life, c, p, stdout, stderr, keepStdin)
+	if err != nil {
+		return nil, true, err
+	}
+	return ce, true, nil
 }
 
 // prepare validates spec for this runner.
@@ -320,42 +345,45 @@ func (r *containerRunner) Start(ctx context.Context, spec Spec) (Process, error)
 // startIn starts p's command in c; c is released when it ends.
 func (r *containerRunner) startIn(ctx context.Context, c *ctr, p *prepared) (*cprocess, error) {
 	out := newOutputs(int(p.limits.OutputBytes))
-	e, err := r.launch(ctx, context.Background(), c, p, out.writer(0), out.writer(1), true)
+	cmd, engineExec, err := r.launchIn(ctx, context.Background(), c, p, out.writer(0), out.writer(1), true)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, errContainerGone) {
 			return nil, fmt.Errorf("sandbox: start: %w", ctx.Err())
 		}
 		return nil, err
 	}
-	// Running, or ended already: a program that could not be started
-	// ends at once with the engine's report on stderr.
-	st, err := e.x.running(ctx)
-	if err != nil {
-		e.stop()
-		_, _ = e.wait(func(*Result) {})
-		return nil, fmt.Errorf("sandbox: start: %w", err)
-	}
-	if !st.Running {
-		res, err := e.wait(func(res *Result) {
-			res.StdoutTruncated, res.StderrTruncated = out.dropped()
-		})
+	if engineExec {
+		// Running, or ended already: a program that could not be
+		// started ends at once with the engine's report on stderr.
+		e := cmd.(*cexec)
+		st, err := e.x.running(ctx)
 		if err != nil {
-			return nil, err
+			e.stop()
+			_, _ = e.wait(func(*Result) {})
+			return nil, fmt.Errorf("sandbox: start: %w", err)
 		}
-		if stdout, stderr := out.peek(0), out.peek(1); startFailed(res.ExitCode, stdout, stderr) {
-			return nil, startErr(p, stderr)
+		if !st.Running {
+			res, err := e.wait(func(res *Result) {
+				res.StdoutTruncated, res.StderrTruncated = out.dropped()
+			})
+			if err != nil {
+				return nil, err
+			}
+			if stdout, stderr := out.peek(0), out.peek(1); startFailed(res.ExitCode, stdout, stderr) {
+				return nil, startErr(p, stderr)
+			}
+			// It ran and ended at once: its output and end are there
+			// to read.
+			r.release(c, false)
+			out.end()
+			pr := &cprocess{e: e, out: out, done: make(chan struct{}), res: res}
+			close(pr.done)
+			return pr, nil
 		}
-		// It ran and ended at once: its output and end are there to
-		// read.
-		r.release(c, false)
-		out.end()
-		pr := &cprocess{e: e, out: out, done: make(chan struct{}), res: res}
-		close(pr.done)
-		return pr, nil
 	}
-	pr := &cprocess{e: e, out: out, done: make(chan struct{})}
+	pr := &cprocess{e: cmd, out: out, done: make(chan struct{})}
 	go func() {
-		pr.res, pr.err = e.wait(func(res *Result) {
+		pr.res, pr.err = cmd.wait(func(res *Result) {
 			res.StdoutTruncated, res.StderrTruncated = out.dropped()
 		})
 		r.release(c, false)
@@ -377,9 +405,18 @@ func (o *outputs) peek(i int) []byte {
 // MaxStartTimeout implements StartTimeoutCeiling.
 func (r *containerRunner) MaxStartTimeout() time.Duration { return r.cfg.maxStart }
 
+// ccommand is a command started in a container: an engine exec (cexec)
+// or a command of the container's agent (aexec).
+type ccommand interface {
+	wait(finish func(res *Result)) (*Result, error)
+	stop()
+	write(ctx context.Context, b []byte) (int, error)
+	closeStdin() error
+}
+
 // cprocess is the Process of the container runner.
 type cprocess struct {
-	e       *cexec
+	e       ccommand
 	out     *outputs
 	writeMu sync.Mutex
 	closeMu sync.Mutex
@@ -404,7 +441,21 @@ func (pr *cprocess) Write(ctx context.Context, b []byte) (int, error) {
 	case len(b) == 0:
 		return 0, nil
 	}
-	conn := pr.e.h.conn
+	n, err := pr.e.write(ctx, b)
+	if errors.Is(err, ErrProcessEnded) {
+		pr.closeMu.Lock()
+		closed := pr.closed
+		pr.closeMu.Unlock()
+		if closed {
+			return n, ErrStdinClosed
+		}
+	}
+	return n, err
+}
+
+// write writes b to the exec's stdin; ErrProcessEnded when it is gone.
+func (e *cexec) write(ctx context.Context, b []byte) (int, error) {
+	conn := e.h.conn
 	var mu sync.Mutex
 	over := false
 	stop := context.AfterFunc(ctx, func() {
@@ -425,16 +476,23 @@ func (pr *cprocess) Write(ctx context.Context, b []byte) (int, error) {
 		return n, nil
 	case errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil:
 		return n, fmt.Errorf("sandbox: write to stdin: %w", context.Cause(ctx))
-	case pr.ended() || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed):
-		pr.closeMu.Lock()
-		closed := pr.closed
-		pr.closeMu.Unlock()
-		if closed {
-			return n, ErrStdinClosed
-		}
+	case errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed):
 		return n, ErrProcessEnded
 	}
+	select {
+	case <-e.streamDone:
+		return n, ErrProcessEnded
+	default:
+	}
 	return n, fmt.Errorf("sandbox: write to stdin: %w", err)
+}
+
+// closeStdin half-closes the exec's stream: the command's stdin ends.
+func (e *cexec) closeStdin() error {
+	if err := e.h.conn.CloseWrite(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("sandbox: close stdin: %w", err)
+	}
+	return nil
 }
 
 // CloseStdin implements Process.
@@ -448,10 +506,7 @@ func (pr *cprocess) CloseStdin() error {
 	if pr.ended() {
 		return nil
 	}
-	if err := pr.e.h.conn.CloseWrite(); err != nil && !errors.Is(err, net.ErrClosed) {
-		return fmt.Errorf("sandbox: close stdin: %w", err)
-	}
-	return nil
+	return pr.e.closeStdin()
 }
 
 // Read implements Process.

@@ -48,6 +48,9 @@ type containerRunner struct {
 	// commas.
 	podman bool
 	nproc  int64 // RLIMIT_NPROC of the containers (see engineNproc)
+	// agent is how the containers run the command agent; nil: every
+	// command is an engine exec.
+	agent *agentFiles
 
 	mu     sync.Mutex
 	ctrs   map[string]*ctr
@@ -69,6 +72,20 @@ type ctr struct {
 	removed bool          // taken out of the map: no new command
 	idle    *time.Timer   // removes the container once idle for IdleTTL
 	cleaned chan struct{} // closed once the kill of leftovers is done; nil: none under way
+
+	agentMu       sync.Mutex
+	agent         *agentConn // nil until the first command
+	agentFailures int        // agents that did not start
+}
+
+// agentPid returns the host PID of c's running agent, or 0.
+func (c *ctr) agentPid() int {
+	c.agentMu.Lock()
+	defer c.agentMu.Unlock()
+	if c.agent == nil || c.agent.isDead() {
+		return 0
+	}
+	return c.agent.hostPid
 }
 
 // NewContainer returns a Runner that runs each command in a container of
@@ -163,6 +180,12 @@ func NewContainer(opts *ContainerOptions) (Runner, error) {
 		return nil, err
 	}
 	r.nproc = engineNproc(cfg.socket)
+	if !cfg.noAgent {
+		if r.agent, err = findAgentFiles(); err != nil {
+			cfg.logger.Warn("sandbox: container runner: this binary cannot run as the containers' command agent; each command is an engine exec (about 100 ms)",
+				slog.String("error", err.Error()))
+		}
+	}
 	r.sweep(ctx)
 	return r, nil
 }
@@ -263,6 +286,11 @@ func (r *containerRunner) retire(c *ctr) error {
 	if c.err != nil {
 		return nil // never made
 	}
+	c.agentMu.Lock()
+	if c.agent != nil {
+		c.agent.close()
+	}
+	c.agentMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// Every process first, so that the engine does not wait for a
@@ -381,8 +409,11 @@ func (r *containerRunner) release(c *ctr, gone bool) {
 	}
 	r.mu.Unlock()
 	if quiet {
-		// Nothing of the workspace runs: nothing but init may stay.
-		c.killIf(syscall.SIGKILL, func(sid int) bool { return sid != c.initPid })
+		// Nothing of the workspace runs: nothing but init and the agent
+		// may stay. (The agent is alone in its session: it starts each
+		// command in a session of its own.)
+		agent := c.agentPid()
+		c.killIf(syscall.SIGKILL, func(sid int) bool { return sid != c.initPid && sid != agent })
 		r.mu.Lock()
 		if c.cleaned == cleaned {
 			c.cleaned = nil
@@ -433,7 +464,7 @@ func (r *containerRunner) create(ctx context.Context, c *ctr, p *prepared) error
 			Tmpfs:          map[string]string{"/tmp": "rw,nosuid,nodev,size=" + strconv.FormatInt(l.DiskBytes, 10) + ",mode=1777"},
 			Memory:         l.Memory,
 			MemorySwap:     l.Memory,
-			PidsLimit:      l.Processes + initTasks,
+			PidsLimit:      l.Processes + initTasks + r.agentTasks(),
 			NanoCpus:       r.cfg.nanoCPUs,
 			SecurityOpt:    []string{"no-new-privileges"},
 			CapDrop:        []string{"ALL"},
@@ -458,6 +489,9 @@ func (r *containerRunner) create(ctx context.Context, c *ctr, p *prepared) error
 	}
 	for _, ro := range p.readOnly {
 		body.HostConfig.Mounts = append(body.HostConfig.Mounts, ctrMount{Type: "bind", Source: ro, Target: ro, ReadOnly: true})
+	}
+	if r.agent != nil {
+		body.HostConfig.Mounts = append(body.HostConfig.Mounts, r.agent.mounts...)
 	}
 	var made idAnswer
 	if err := r.api.call(ctx, "POST", "/containers/create", url.Values{"name": {c.name}}, body, &made); err != nil {
@@ -489,6 +523,14 @@ func (r *containerRunner) create(ctx context.Context, c *ctr, p *prepared) error
 	c.pidns = ns
 	c.oomFile = oomCounterFile(c.initPid)
 	return nil
+}
+
+// agentTasks is what the agent adds to a container's pids bound.
+func (r *containerRunner) agentTasks() int64 {
+	if r.agent == nil {
+		return 0
+	}
+	return agentTasks
 }
 
 // engineNproc returns the hard RLIMIT_NPROC of the process serving the

@@ -73,14 +73,22 @@ func crun(t *testing.T, r Runner, script string, spec Spec) *Result {
 
 func TestContainer(t *testing.T) {
 	env := startPodman(t)
-	r := newContainerRunner(t, env, ContainerOptions{KillGrace: 300 * time.Millisecond})
+	// Every check runs twice: commands started by the container's agent
+	// (the default), and each command an engine exec (NoAgent).
+	t.Run("agent", func(t *testing.T) { testContainer(t, env, false) })
+	t.Run("engine exec", func(t *testing.T) { testContainer(t, env, true) })
+}
+
+func testContainer(t *testing.T, env *podmanEnv, noAgent bool) {
+	r := newContainerRunner(t, env, ContainerOptions{KillGrace: 300 * time.Millisecond, NoAgent: noAgent})
 
 	t.Run("first call", func(t *testing.T) {
+		ws := testWorkspace(t)
 		start := time.Now()
-		res := crun(t, r, "echo hello", Spec{})
+		res := crun(t, r, "echo hello", Spec{Workspace: ws})
 		first := time.Since(start)
 		start = time.Now()
-		crun(t, r, "true", Spec{})
+		crun(t, r, "true", Spec{Workspace: ws})
 		t.Logf("first call (container made) %v, warm `true` %v", first, time.Since(start))
 		if string(res.Stdout) != "hello\n" || res.ExitCode != 0 {
 			t.Errorf("%+v", res)
@@ -124,7 +132,7 @@ func TestContainer(t *testing.T) {
 		}
 	})
 	t.Run("timeout then SIGTERM handled", func(t *testing.T) {
-		r := newContainerRunner(t, env, ContainerOptions{KillGrace: 3 * time.Second})
+		r := newContainerRunner(t, env, ContainerOptions{KillGrace: 3 * time.Second, NoAgent: noAgent})
 		ws := testWorkspace(t)
 		crun(t, r, "true", Spec{Workspace: ws}) // the container, made outside the timing
 		start := time.Now()
@@ -257,11 +265,24 @@ func TestContainer(t *testing.T) {
 			"Max cpu time              7                    8",
 			"Max file size             4096                 4096",
 			"Max open files            33                   33",
-			strconv.Itoa(96<<20) + "\n" + strconv.Itoa(40+initTasks) + "\n",
+			strconv.Itoa(96<<20) + "\n" + strconv.Itoa(40+initTasks+agentTasksOf(noAgent)) + "\n",
 		} {
 			if !bytes.Contains(res.Stdout, []byte(want)) {
 				t.Errorf("missing %q in\n%s%s", want, res.Stdout, res.Stderr)
 			}
+		}
+	})
+	t.Run("processes exactly at the limit", func(t *testing.T) {
+		// The outer shell and the inner one take two of the 20 tasks;
+		// the inner one starts sleeps until a fork fails, noting each
+		// try first, so it notes 19 when 18 sleeps fit: no more, no
+		// fewer (the agent's own threads and init's tasks are not the
+		// command's).
+		ws := testWorkspace(t)
+		res := crun(t, r, "sh -c 'i=0; while [ $i -lt 200 ]; do i=$((i+1)); echo $i > /tmp/n; sleep 5 & done' 2>/dev/null; read n < /tmp/n; echo $n",
+			Spec{Workspace: ws, Limits: Limits{Processes: 20}})
+		if string(res.Stdout) != "19\n" {
+			t.Errorf("tries noted %q, want 19; %+v", res.Stdout, res)
 		}
 	})
 	t.Run("cpu seconds", func(t *testing.T) {
@@ -271,7 +292,7 @@ func TestContainer(t *testing.T) {
 		}
 	})
 	t.Run("concurrent commands share the workspace's container", func(t *testing.T) {
-		r := newContainerRunner(t, env, ContainerOptions{})
+		r := newContainerRunner(t, env, ContainerOptions{NoAgent: noAgent})
 		ws := testWorkspace(t)
 		var wg sync.WaitGroup
 		errs := make(chan error, 4)
@@ -298,7 +319,7 @@ func TestContainer(t *testing.T) {
 		}
 	})
 	t.Run("release and close remove containers", func(t *testing.T) {
-		r := newContainerRunner(t, env, ContainerOptions{})
+		r := newContainerRunner(t, env, ContainerOptions{NoAgent: noAgent})
 		ws1, ws2 := testWorkspace(t), testWorkspace(t)
 		crun(t, r, "true", Spec{Workspace: ws1})
 		crun(t, r, "true", Spec{Workspace: ws2})
@@ -327,7 +348,7 @@ func TestContainer(t *testing.T) {
 		}
 	})
 	t.Run("idle containers expire", func(t *testing.T) {
-		r := newContainerRunner(t, env, ContainerOptions{IdleTTL: 300 * time.Millisecond})
+		r := newContainerRunner(t, env, ContainerOptions{IdleTTL: 300 * time.Millisecond, NoAgent: noAgent})
 		crun(t, r, "true", Spec{})
 		deadline := time.Now().Add(10 * time.Second)
 		for len(containersOf(t, env, r)) != 0 && time.Now().Before(deadline) {
@@ -344,7 +365,7 @@ func TestContainer(t *testing.T) {
 		if err := api.call(context.Background(), "POST", "/containers/create", nil, body, &made); err != nil {
 			t.Fatal(err)
 		}
-		newContainerRunner(t, env, ContainerOptions{})
+		newContainerRunner(t, env, ContainerOptions{NoAgent: noAgent})
 		var st ctrInspect
 		if err := api.call(context.Background(), "GET", "/containers/"+made.ID+"/json", nil, nil, &st); engineStatus(err) != 404 {
 			t.Errorf("the dead runner's container is still there: %v", err)
@@ -356,13 +377,72 @@ func TestContainer(t *testing.T) {
 			t.Errorf("err = %v", err)
 		}
 	})
-	t.Run("hostile", func(t *testing.T) { testContainerHostile(t, env, r) })
-	t.Run("start", func(t *testing.T) { testContainerStart(t, env, r) })
+	if !noAgent {
+		t.Run("command agent", func(t *testing.T) { testContainerAgent(t, env, r) })
+	}
+	t.Run("hostile", func(t *testing.T) { testContainerHostile(t, env, r, noAgent) })
+	t.Run("start", func(t *testing.T) { testContainerStart(t, env, r, noAgent) })
+}
+
+// testContainerAgent attacks the agent that starts the commands in a
+// container, and checks that a container whose agent cannot run still
+// runs its commands (as engine execs).
+func testContainerAgent(t *testing.T, env *podmanEnv, r Runner) {
+	t.Run("out of a command's reach", func(t *testing.T) {
+		ws := testWorkspace(t)
+		res := crun(t, r, "cat /proc/$PPID/environ >/dev/null 2>&1 && echo read-environ; "+
+			"head -c 1 /proc/$PPID/mem >/dev/null 2>&1 && echo read-mem; "+
+			"echo x 2>/dev/null > /.skillkit/skillkit-agent && echo wrote-binary; "+
+			"tr '\\0' ' ' < /proc/$PPID/cmdline; echo", Spec{Workspace: ws})
+		if bytes.Contains(res.Stdout, []byte("read-")) || bytes.Contains(res.Stdout, []byte("wrote-")) || !bytes.Contains(res.Stdout, []byte(agentArg0)) {
+			t.Errorf("%q %q", res.Stdout, res.Stderr)
+		}
+	})
+	t.Run("killed by a command", func(t *testing.T) {
+		ws := testWorkspace(t)
+		crun(t, r, "true", Spec{Workspace: ws})
+		res, err := r.Run(context.Background(), Spec{Args: []string{"/bin/sh", "-c", "kill -KILL $PPID; sleep 0.3; echo after"}, Workspace: ws, Timeout: 20 * time.Second})
+		if err == nil || !strings.Contains(err.Error(), "agent ended") || res != nil {
+			t.Errorf("want the agent's end as the error; %v %+v", err, res)
+		}
+		if n := len(proctest.WithArg("kill -KILL $PPID")); n != 0 {
+			t.Errorf("%d processes of the command survive", n)
+		}
+		// The next command gets a new agent.
+		if res := crun(t, r, "echo again", Spec{Workspace: ws}); string(res.Stdout) != "again\n" {
+			t.Errorf("%+v", res)
+		}
+	})
+	t.Run("an agent that cannot start", func(t *testing.T) {
+		r := newContainerRunner(t, env, ContainerOptions{}).(*containerRunner)
+		af := *r.agent
+		af.argv = []string{"/.skillkit/no-such-agent"}
+		r.agent = &af
+		ws := testWorkspace(t)
+		for range 4 {
+			if res := crun(t, r, "echo fallback", Spec{Workspace: ws}); string(res.Stdout) != "fallback\n" {
+				t.Fatalf("%+v", res)
+			}
+		}
+		for _, c := range r.ctrs {
+			if c.agent != nil || c.agentFailures != 3 {
+				t.Errorf("agent %v after %d failures, want none after 3", c.agent, c.agentFailures)
+			}
+		}
+	})
+}
+
+// agentTasksOf is what the agent adds to a container's pids bound.
+func agentTasksOf(noAgent bool) int {
+	if noAgent {
+		return 0
+	}
+	return agentTasks
 }
 
 // testContainerStart runs the checks of a started command (start_test.go)
 // against the container runner.
-func testContainerStart(t *testing.T, env *podmanEnv, r Runner) {
+func testContainerStart(t *testing.T, env *podmanEnv, r Runner, noAgent bool) {
 	if !CanStart(WithEnv(r, func(context.Context) map[string]string { return nil })) {
 		t.Fatal("CanStart(container runner) = false")
 	}
@@ -448,7 +528,7 @@ func testContainerStart(t *testing.T, env *podmanEnv, r Runner) {
 		}
 	})
 	t.Run("deadline", func(t *testing.T) {
-		r := newContainerRunner(t, env, ContainerOptions{KillGrace: 300 * time.Millisecond, MaxTimeout: 100 * time.Millisecond, MaxStartTimeout: 500 * time.Millisecond})
+		r := newContainerRunner(t, env, ContainerOptions{KillGrace: 300 * time.Millisecond, MaxTimeout: 100 * time.Millisecond, MaxStartTimeout: 500 * time.Millisecond, NoAgent: noAgent})
 		if got, ok := MaxStartTimeout(r); !ok || got != 500*time.Millisecond {
 			t.Errorf("MaxStartTimeout = %v, %v", got, ok)
 		}
@@ -488,7 +568,7 @@ func testContainerStart(t *testing.T, env *podmanEnv, r Runner) {
 		}
 	})
 	t.Run("release ends started commands", func(t *testing.T) {
-		r := newContainerRunner(t, env, ContainerOptions{})
+		r := newContainerRunner(t, env, ContainerOptions{NoAgent: noAgent})
 		ws := testWorkspace(t)
 		pr := startSh(t, r, `echo up; exec cat`, Spec{Workspace: ws})
 		readUntil(t, pr, "up\n")
@@ -504,7 +584,7 @@ func testContainerStart(t *testing.T, env *podmanEnv, r Runner) {
 }
 
 // testContainerHostile runs the attacks that apply to a container.
-func testContainerHostile(t *testing.T, env *podmanEnv, r Runner) {
+func testContainerHostile(t *testing.T, env *podmanEnv, r Runner, noAgent bool) {
 	const secret = "s3cr3t-9f1c2e"
 	t.Run("no network", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "0.0.0.0:0")
@@ -676,7 +756,12 @@ func hostIPv4() string {
 // call of a workspace, which makes its container.
 func BenchmarkContainerTrue(b *testing.B) {
 	env := startPodman(b)
-	r := newContainerRunner(b, env, ContainerOptions{})
+	b.Run("agent", func(b *testing.B) { benchContainerTrue(b, env, false) })
+	b.Run("engine exec", func(b *testing.B) { benchContainerTrue(b, env, true) })
+}
+
+func benchContainerTrue(b *testing.B, env *podmanEnv, noAgent bool) {
+	r := newContainerRunner(b, env, ContainerOptions{NoAgent: noAgent})
 	ctx := context.Background()
 	spec := Spec{Args: []string{"/bin/true"}, Workspace: testWorkspace(b)}
 	start := time.Now()

@@ -1,0 +1,628 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// agentDir is where a container sees the agent: the binary, and the
+// dynamic loader and libraries it was linked with.
+const agentDir = "/.skillkit"
+
+// agentFiles are the host files the agent runs from in a container and
+// the argv that starts it there.
+type agentFiles struct {
+	mounts []ctrMount
+	argv   []string
+}
+
+// findAgentFiles returns how to run this very binary as the agent in a
+// container of any image: a static binary alone; a dynamic one through
+// its own loader, given the libraries this process has mapped (so the
+// image needs no C library of its own).
+func findAgentFiles() (*agentFiles, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return nil, err
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return nil, err
+	}
+	return agentFilesOf(exe, string(maps))
+}
+
+// agentFilesOf is findAgentFiles for the binary exe of a process whose
+// /proc/PID/maps is maps.
+func agentFilesOf(exe, maps string) (*agentFiles, error) {
+	f, err := elf.Open(exe)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", exe, err)
+	}
+	defer f.Close()
+	bin := agentDir + "/" + agentArg0
+	af := &agentFiles{mounts: []ctrMount{{Type: "bind", Source: exe, Target: bin, ReadOnly: true}}}
+	var interp string
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b, err := io.ReadAll(p.Open())
+			if err != nil {
+				return nil, fmt.Errorf("read the loader of %s: %w", exe, err)
+			}
+			interp = strings.TrimRight(string(b), "\x00")
+		}
+	}
+	if interp == "" {
+		af.argv = []string{bin}
+		return af, nil
+	}
+	interpReal, err := filepath.EvalSymlinks(interp)
+	if err != nil {
+		return nil, fmt.Errorf("the loader %s of %s: %w", interp, exe, err)
+	}
+	seen := map[string]bool{}
+	loader := ""
+	for _, line := range strings.Split(maps, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 6 || !strings.HasPrefix(fields[5], "/") || seen[fields[5]] {
+			continue
+		}
+		path := fields[5]
+		seen[path] = true
+		if len(fields) > 6 {
+			return nil, fmt.Errorf("a mapped file was replaced: %s", line)
+		}
+		if path == exe || !strings.Contains(filepath.Base(path), ".so") {
+			continue
+		}
+		name, err := soname(path)
+		if err != nil {
+			return nil, err
+		}
+		af.mounts = append(af.mounts, ctrMount{Type: "bind", Source: path, Target: agentDir + "/lib/" + name, ReadOnly: true})
+		if real, err := filepath.EvalSymlinks(path); err == nil && real == interpReal {
+			loader = agentDir + "/lib/" + name
+		}
+	}
+	if loader == "" {
+		return nil, fmt.Errorf("the loader %s of %s is not among this process's mapped files", interp, exe)
+	}
+	af.argv = []string{loader, "--library-path", agentDir + "/lib", bin}
+	return af, nil
+}
+
+// soname returns the name a library is asked for by (its DT_SONAME), or
+// its file name.
+func soname(path string) (string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	if names, err := f.DynString(elf.DT_SONAME); err == nil && len(names) == 1 && names[0] != "" && !strings.Contains(names[0], "/") {
+		return names[0], nil
+	}
+	return filepath.Base(path), nil
+}
+
+// errAgentGone marks a command the agent could not be asked to start
+// because it had ended: the command did not start.
+var errAgentGone = errors.New("the container's command agent ended")
+
+// agentConn is the host's end of a container's agent.
+type agentConn struct {
+	r       *containerRunner
+	c       *ctr
+	h       *hijacked
+	wmu     sync.Mutex
+	hostPid int // the agent's process on the host
+
+	mu    sync.Mutex
+	next  uint32
+	cmds  map[uint32]*aexec
+	dead  bool
+	diag  []byte // the agent's stderr, the first KiB
+	ended chan struct{}
+}
+
+// agentOf returns the running agent of c, starting it on first use, or
+// nil when c's commands are engine execs (the agent is off, or cannot run
+// in this image).
+func (r *containerRunner) agentOf(ctx context.Context, c *ctr) *agentConn {
+	if r.agent == nil {
+		return nil
+	}
+	c.agentMu.Lock()
+	defer c.agentMu.Unlock()
+	if c.agent != nil && !c.agent.isDead() {
+		return c.agent
+	}
+	if c.agentFailures >= 3 {
+		return nil
+	}
+	a, err := r.startAgent(ctx, c)
+	if err != nil {
+		c.agentFailures++
+		level := slog.LevelDebug
+		if c.agentFailures == 3 {
+			level = slog.LevelWarn
+		}
+		r.cfg.logger.Log(ctx, level, "sandbox: the container's command agent did not start; its commands are engine execs (about 100 ms each)",
+			slog.String("container", c.name), slog.String("error", err.Error()))
+		return nil
+	}
+	c.agent = a
+	return a
+}
+
+// startAgent starts the agent in c (an engine exec) and waits for its
+// greeting.
+func (r *containerRunner) startAgent(ctx context.Context, c *ctr) (*agentConn, error) {
+	ec := execCreate{
+		AttachStdin:  true,
+		AttachStdout: true,
+		AttachStderr: true,
+		Env:          []string{agentEnv + "=1", "GOMAXPROCS=1", "GOTRACEBACK=none"},
+		WorkingDir:   "/",
+		User:         strconv.Itoa(r.cfg.uid) + ":" + strconv.Itoa(r.cfg.gid),
+		Cmd:          r.agent.argv,
+	}
+	var made idAnswer
+	if err := r.api.call(ctx, "POST", "/containers/"+url.PathEscape(c.id)+"/exec", nil, ec, &made); err != nil {
+		return nil, err
+	}
+	h, err := r.api.startExec(ctx, made.ID)
+	if err != nil {
+		return nil, err
+	}
+	a := &agentConn{r: r, c: c, h: h, cmds: map[uint32]*aexec{}, ended: make(chan struct{})}
+	fr := bufio.NewReaderSize(&agentStream{a: a}, 64<<10)
+	_ = h.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	typ, _, payload, err := readFrame(fr)
+	_ = h.conn.SetReadDeadline(time.Time{})
+	var hello agentHello
+	if err == nil && (typ != frameHello || json.Unmarshal(payload, &hello) != nil) {
+		err = fmt.Errorf("a first frame %q that is not a greeting", typ)
+	}
+	if err == nil && hello.Proto != agentProto {
+		err = fmt.Errorf("the agent speaks version %d, not %d (a binary of another build)", hello.Proto, agentProto)
+	}
+	if err != nil {
+		h.conn.Close()
+		a.mu.Lock()
+		diag := strings.TrimSpace(string(a.diag))
+		a.mu.Unlock()
+		if diag != "" {
+			err = fmt.Errorf("%w; it said: %s", err, diag)
+		}
+		return nil, err
+	}
+	var st execInspect
+	if r.api.call(ctx, "GET", "/exec/"+url.PathEscape(made.ID)+"/json", nil, nil, &st) == nil && st.Running {
+		a.hostPid = st.Pid
+	}
+	r.cfg.logger.Debug("sandbox: the container's command agent started", slog.String("container", c.name), slog.Int("threads", hello.Threads), slog.Int("pid", a.hostPid))
+	go a.serve(fr)
+	return a, nil
+}
+
+// agentStream reads the agent's stdout out of the engine's multiplexed
+// stream, keeping the start of its stderr for the log.
+type agentStream struct {
+	a    *agentConn
+	left int // bytes left in the current stdout frame
+}
+
+// Read implements io.Reader.
+func (s *agentStream) Read(p []byte) (int, error) {
+	r := s.a.h.r
+	for s.left == 0 {
+		var hdr [8]byte
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return 0, err
+		}
+		n := int(binary.BigEndian.Uint32(hdr[4:]))
+		if hdr[0] == 1 {
+			s.left = n
+			continue
+		}
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return 0, noEOF(err)
+		}
+		s.a.mu.Lock()
+		if room := 1024 - len(s.a.diag); room > 0 {
+			s.a.diag = append(s.a.diag, truncate(b, room)...)
+		}
+		s.a.mu.Unlock()
+	}
+	n, err := r.Read(p[:min(len(p), s.left)])
+	s.left -= n
+	return n, err
+}
+
+// isDead reports whether the agent's stream has ended.
+func (a *agentConn) isDead() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.dead
+}
+
+// serve dispatches the agent's frames to the commands until the stream
+// ends; what is left running then is told the agent is gone.
+func (a *agentConn) serve(fr *bufio.Reader) {
+	var err error
+	for {
+		var (
+			typ     byte
+			id      uint32
+			payload []byte
+		)
+		if typ, id, payload, err = readFrame(fr); err != nil {
+			break
+		}
+		a.mu.Lock()
+		e := a.cmds[id]
+		a.mu.Unlock()
+		if e == nil {
+			continue
+		}
+		switch typ {
+		case frameStarted:
+			var st agentStarted
+			if json.Unmarshal(payload, &st) != nil {
+				st = agentStarted{Err: "an answer that cannot be read"}
+			}
+			select {
+			case e.started <- st:
+			default:
+			}
+		case frameStdout:
+			_, _ = e.stdout.Write(payload)
+		case frameStderr:
+			_, _ = e.stderr.Write(payload)
+		case frameAck:
+			select {
+			case e.acks <- len(payload) == 1 && payload[0] == 0:
+			default:
+			}
+		case frameExit:
+			var st agentExit
+			if json.Unmarshal(payload, &st) == nil {
+				e.exit = st
+				e.exitOnce.Do(func() { close(e.exited) })
+			}
+			a.mu.Lock()
+			delete(a.cmds, id)
+			a.mu.Unlock()
+		}
+	}
+	a.mu.Lock()
+	a.dead = true
+	cmds := a.cmds
+	a.cmds = map[uint32]*aexec{}
+	diag := strings.TrimSpace(string(a.diag))
+	a.mu.Unlock()
+	close(a.ended)
+	a.h.conn.Close()
+	if len(cmds) > 0 || !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+		a.r.cfg.logger.Debug("sandbox: the container's command agent ended", slog.String("container", a.c.name),
+			slog.String("error", fmt.Sprint(err)), slog.String("stderr", diag))
+	}
+}
+
+// send writes one frame to the agent.
+func (a *agentConn) send(typ byte, id uint32, payload []byte) error {
+	a.wmu.Lock()
+	defer a.wmu.Unlock()
+	_ = a.h.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	err := writeFrame(a.h.conn, typ, id, payload)
+	_ = a.h.conn.SetWriteDeadline(time.Time{})
+	return err
+}
+
+// close ends the agent (its stdin ends: it kills what it started).
+func (a *agentConn) close() { a.h.conn.Close() }
+
+// aexec is one command started by a container's agent.
+type aexec struct {
+	a              *agentConn
+	p              *prepared
+	id             uint32
+	stdout, stderr io.Writer
+	started        chan agentStarted
+	acks           chan bool
+	exited         chan struct{}
+	exitOnce       sync.Once
+	exit           agentExit
+	pid            int // in the container's PID namespace
+	leader         int // host PID, once looked up; -1: not found
+
+	life      context.Context
+	killCtx   context.Context
+	kill      context.CancelFunc
+	killAsked atomic.Bool
+	start     time.Time
+	oomBefore int64
+	oomOK     bool
+	writeMu   sync.Mutex
+}
+
+// launch starts p's command through the agent, its output written to
+// stdout and stderr. With keepStdin the stdin stays open for the caller
+// (Start); otherwise p.stdin, if any, is written and closed.
+func (a *agentConn) launch(ctx, life context.Context, p *prepared, stdout, stderr io.Writer, keepStdin bool) (*aexec, error) {
+	rel, _ := filepath.Rel(p.workspace, p.dir)
+	req, err := json.Marshal(agentStart{Args: p.args, Env: p.env, Dir: filepath.Join(WorkspaceDir, rel),
+		Stdin: len(p.stdin) > 0 || keepStdin, Drain: a.r.cfg.grace})
+	if err != nil {
+		return nil, err
+	}
+	e := &aexec{a: a, p: p, stdout: stdout, stderr: stderr, started: make(chan agentStarted, 1), acks: make(chan bool, 1),
+		exited: make(chan struct{}), life: life}
+	e.killCtx, e.kill = context.WithCancel(context.Background())
+	a.mu.Lock()
+	if a.dead {
+		a.mu.Unlock()
+		return nil, errAgentGone
+	}
+	a.next++
+	e.id = a.next
+	a.cmds[e.id] = e
+	a.mu.Unlock()
+	e.oomBefore, e.oomOK = a.c.oomKills()
+	e.start = time.Now()
+	forget := func() {
+		a.mu.Lock()
+		delete(a.cmds, e.id)
+		a.mu.Unlock()
+		e.kill()
+	}
+	if err := a.send(frameStart, e.id, req); err != nil {
+		forget()
+		return nil, fmt.Errorf("%w: write to the agent: %w", errAgentGone, err)
+	}
+	var st agentStarted
+	select {
+	case st = <-e.started:
+	case <-a.ended:
+		forget()
+		return nil, errAgentGone
+	case <-ctx.Done():
+		// The command may start anyway: end it.
+		go func() {
+			select {
+			case st := <-e.started:
+				if st.Pid > 0 {
+					e.pid = st.Pid
+					e.signal(syscall.SIGKILL)
+				}
+			case <-a.ended:
+			}
+			forget()
+		}()
+		return nil, fmt.Errorf("sandbox: start %q: %w", p.args[0], ctx.Err())
+	}
+	if st.Pid <= 0 {
+		forget()
+		return nil, fmt.Errorf("%w: %s", ErrCommandStart, st.Err)
+	}
+	e.pid = st.Pid
+	if len(p.stdin) > 0 && !keepStdin {
+		go func() {
+			_, _ = e.write(context.Background(), p.stdin)
+			_ = e.closeStdin()
+		}()
+	}
+	return e, nil
+}
+
+// write sends b to the command's stdin, a chunk at a time, each
+// acknowledged once written (so a command that does not read holds the
+// writer, as a pipe does).
+func (e *aexec) write(ctx context.Context, b []byte) (int, error) {
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	n := 0
+	for len(b) > 0 {
+		chunk := b[:min(len(b), agentChunk)]
+		if err := e.a.send(frameStdin, e.id, chunk); err != nil {
+			return n, ErrProcessEnded
+		}
+		select {
+		case ok := <-e.acks:
+			if !ok {
+				return n, ErrProcessEnded
+			}
+		case <-e.exited:
+			return n, ErrProcessEnded
+		case <-e.a.ended:
+			return n, ErrProcessEnded
+		case <-ctx.Done():
+			return n, fmt.Errorf("sandbox: write to stdin: %w", context.Cause(ctx))
+		}
+		n += len(chunk)
+		b = b[len(chunk):]
+	}
+	return n, nil
+}
+
+// closeStdin closes the command's stdin.
+func (e *aexec) closeStdin() error {
+	if err := e.a.send(frameClose, e.id, nil); err != nil && !e.ended() {
+		return fmt.Errorf("sandbox: close stdin: %w", err)
+	}
+	return nil
+}
+
+// ended reports whether the command's end is known.
+func (e *aexec) ended() bool {
+	select {
+	case <-e.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop asks for the command to end at once (Process.Kill).
+func (e *aexec) stop() {
+	e.killAsked.Store(true)
+	e.kill()
+}
+
+// signal sends sig to the command's session: from the host, to every
+// process of the container in it (the agent could be stopped by a
+// command), and through the agent to its process group.
+func (e *aexec) signal(sig syscall.Signal) {
+	if e.leader == 0 {
+		e.leader = e.a.hostPidOf(e.pid)
+	}
+	if e.leader > 0 {
+		e.a.c.killIf(sig, func(s int) bool { return s == e.leader })
+	}
+	_ = e.a.send(frameSignal, e.id, []byte{byte(sig)})
+}
+
+// hostPidOf returns the host PID of the agent's child whose PID in the
+// container is pid, or -1.
+func (a *agentConn) hostPidOf(pid int) int {
+	var cands []int
+	if a.hostPid > 0 {
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(a.hostPid) + "/task")
+		for _, t := range tasks {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(a.hostPid) + "/task/" + t.Name() + "/children")
+			for _, f := range strings.Fields(string(b)) {
+				if n, err := strconv.Atoi(f); err == nil {
+					cands = append(cands, n)
+				}
+			}
+		}
+	}
+	if len(cands) == 0 {
+		cands = a.c.processes()
+	}
+	for _, h := range cands {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(h) + "/status")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				f := strings.Fields(v)
+				if len(f) > 1 && f[len(f)-1] == strconv.Itoa(pid) {
+					if ns, err := os.Readlink("/proc/" + strconv.Itoa(h) + "/ns/pid"); err == nil && ns == a.c.pidns {
+						return h
+					}
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// wait enforces the deadline (SIGTERM to the command's session, SIGKILL
+// after the grace) and a kill, waits for the command's end and reports
+// it; finish fills the output fields.
+func (e *aexec) wait(finish func(res *Result)) (*Result, error) {
+	defer e.kill()
+	grace := e.a.r.cfg.grace
+	runCtx, cancel := context.WithTimeout(e.life, e.p.timeout)
+	defer cancel()
+	defer context.AfterFunc(e.killCtx, cancel)()
+	var ended, lost, timedOut, killed, graceKilled bool
+	select {
+	case <-e.exited:
+		ended = true
+	case <-e.a.ended:
+		lost = true
+	case <-runCtx.Done():
+	}
+	if !ended && !lost {
+		if e.killAsked.Load() {
+			killed = true
+			e.signal(syscall.SIGKILL)
+		} else {
+			timedOut = true
+			e.signal(syscall.SIGTERM)
+			t := time.NewTimer(grace)
+			select {
+			case <-e.exited:
+			case <-e.a.ended:
+			case <-t.C:
+				graceKilled = true
+			case <-e.killCtx.Done():
+				if e.killAsked.Load() {
+					killed, timedOut = true, false
+				}
+			}
+			t.Stop()
+			if graceKilled || killed {
+				e.signal(syscall.SIGKILL)
+			}
+		}
+		// The end, and the output written until then, follow the
+		// leader's death within the agent's drain.
+		t := time.NewTimer(grace + 5*time.Second)
+		select {
+		case <-e.exited:
+		case <-e.a.ended:
+			lost = true
+		case <-t.C:
+			lost = true
+		}
+		t.Stop()
+	}
+	res := &Result{ExitCode: -1, TimedOut: timedOut, Killed: killed}
+	finish(res)
+	if after, ok := e.a.c.oomKills(); ok && e.oomOK {
+		res.OOMKilled = after > e.oomBefore
+	}
+	switch {
+	case killed:
+		res.Signal = int(syscall.SIGKILL)
+		res.ExitCode = 128 + res.Signal
+	case timedOut:
+		res.Signal = int(syscall.SIGTERM)
+		if graceKilled {
+			res.Signal = int(syscall.SIGKILL)
+		}
+		res.ExitCode = 128 + res.Signal
+	case lost && !e.ended():
+		// The agent died (a command of the workspace may kill it: it
+		// runs as the same user): the command's end is unknown, so it
+		// is ended.
+		e.signal(syscall.SIGKILL)
+		return nil, fmt.Errorf("sandbox: run %q: the container's command agent ended while the command ran (killed by a command of the workspace, or out of memory); the command was killed", e.p.args[0])
+	default:
+		res.ExitCode = e.exit.Exit
+		res.Signal = e.exit.Signal
+	}
+	res.Duration = time.Since(e.start)
+	if err := e.life.Err(); err != nil {
+		return res, fmt.Errorf("sandbox: command ended by the caller's context: %w", err)
+	}
+	return res, nil
+}
