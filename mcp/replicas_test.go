@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillkit/skillkit/internal/podmantest"
 	"github.com/skillkit/skillkit/mcp"
 )
 
@@ -56,7 +58,14 @@ func startRedis(t *testing.T) string {
 // endpoint and the process.
 func startReplica(t *testing.T, args ...string) (string, *exec.Cmd) {
 	t.Helper()
+	return startReplicaEnv(t, nil, args...)
+}
+
+// startReplicaEnv is startReplica with env added to the environment.
+func startReplicaEnv(t *testing.T, env []string, args ...string) (string, *exec.Cmd) {
+	t.Helper()
 	cmd := exec.Command(skillkitBinary(t), append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	stderr := &lineWatcher{re: endpointLine, found: make(chan string, 1)}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -121,4 +130,69 @@ func TestReplicasShareSessions(t *testing.T) {
 		Meta: sdk.Meta{mcp.SessionMetaKey: "never-issued"}}); err == nil {
 		t.Error("a session no replica issued was accepted")
 	}
+}
+
+// TestReplicasShareSessionsContainer is TestReplicasShareSessions with
+// the container runner on one Podman: the workspace goes on on the second
+// replica in a container of its own, and the container the first left
+// behind is removed.
+func TestReplicasShareSessionsContainer(t *testing.T) {
+	env := podmantest.Start(t)
+	redis := startRedis(t)
+	root, ws := writeSkills(t), t.TempDir()
+	args := []string{"--store", "redis://" + redis, "--workspaces", ws, "--runner", "container", "--image", env.Image, root}
+	dockerHost := "DOCKER_HOST=unix://" + env.Socket
+	epA, a := startReplicaEnv(t, []string{dockerHost}, args...)
+	epB, _ := startReplicaEnv(t, []string{dockerHost}, args...)
+
+	ca := connectHTTP(t, epA, "2026-07-28", nil)
+	_, res := call(t, ca, "skill", map[string]any{"name": "greet"}, nil)
+	id, _ := res.Meta[mcp.SessionMetaKey].(string)
+	if id == "" {
+		t.Fatalf("no session in %+v", res.Meta)
+	}
+	meta := sdk.Meta{mcp.SessionMetaKey: id}
+	if text, res := call(t, ca, "workspace_exec", map[string]any{"command": "echo kept > note.txt; id -u"}, meta); res.IsError || !strings.Contains(text, "65534") {
+		t.Fatalf("exec on A: %s", text)
+	}
+	before := containers(t, env)
+	if len(before) != 1 {
+		t.Fatalf("containers after A's call: %q", before)
+	}
+	if err := a.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Wait()
+
+	cb := connectHTTP(t, epB, "2026-07-28", nil)
+	text, res := call(t, cb, "workspace_exec", map[string]any{"command": "cat note.txt; echo more >> note.txt; cat /proc/1/cmdline | tr '\\0' ' '"}, meta)
+	if res.IsError || !strings.Contains(text, "kept") {
+		t.Errorf("the workspace on B: %q", text)
+	}
+	text, res = call(t, cb, "skill_read", map[string]any{"skill": "greet", "path": "references/style.md"}, meta)
+	if res.IsError || !strings.Contains(text, "Be brief.") {
+		t.Errorf("skill_read on B: %q", text)
+	}
+	// B made a container of its own, and removed A's (its owner is dead).
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		after := containers(t, env)
+		if len(after) == 1 && after[0] != before[0] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("containers: before %q, after %q: want only B's", before, after)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// containers lists the names of the engine's containers.
+func containers(t *testing.T, env *podmantest.Env) []string {
+	t.Helper()
+	out, err := env.CLI("ps", "-a", "--format", "{{.Names}}")
+	if err != nil {
+		t.Fatalf("podman ps: %v\n%s", err, out)
+	}
+	return strings.Fields(string(out))
 }

@@ -32,7 +32,8 @@ type ContainerOptions struct {
 	// (the engine's NanoCpus); zero means DefaultContainerCPUs.
 	CPUs float64
 	// Init is the argv of each container's first process, which only has
-	// to stay up and reap orphans; commands are exec'd next to it. Empty
+	// to stay up and reap orphans; the agent and the commands run next
+	// to it. Empty
 	// means DefaultContainerInit, which needs /bin/sh and sleep in the
 	// image.
 	Init []string

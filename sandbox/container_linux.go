@@ -55,6 +55,8 @@ type containerRunner struct {
 	mu     sync.Mutex
 	ctrs   map[string]*ctr
 	closed bool
+	// sweeping: a sweep for leftovers runs (one at a time).
+	sweeping bool
 }
 
 // ctr is one container.
@@ -107,20 +109,40 @@ func (c *ctr) agentPid() int {
 // 65534:65534) with no capabilities and no_new_privs, and these bounds
 // from the Spec's Limits: a memory cgroup of Limits.Memory (no swap), a
 // pids cgroup of Limits.Processes (plus the two tasks of the container's
-// init), RLIMIT_CPU, RLIMIT_FSIZE and RLIMIT_NOFILE, and
+// init and the agent's eight threads), RLIMIT_CPU, RLIMIT_FSIZE and RLIMIT_NOFILE, and
 // ContainerOptions.CPUs. They are the container's, so commands of one
 // workspace running at the same time share them, and a Spec whose
 // Network, ReadOnly or one of those limits differ gets a container of
 // its own. Limits.AddressSpace and DiskInodes are not applied (the
 // memory cgroup bounds memory), the workspace's own size is not checked,
-// and DiskLimit is never reported. Each command is an exec in the
-// container with the clean environment of Spec; the image's ENV and what
-// the engine adds (HOSTNAME; Podman's container=podman and TERM) stay
+// and DiskLimit is never reported. Each command runs in the container
+// with the clean environment of Spec: through the agent, that alone; as
+// an engine exec, the image's ENV and what the engine adds (HOSTNAME;
+// Podman's container=podman and TERM) stay
 // visible unless Spec.Env sets them. As root, the runner gives the
 // workspace tree to UID:GID when it makes the container, so the command
 // can write it (the isolated runner shows the workspace as the command's
 // own through an idmapped mount; a bind mount cannot); otherwise the
 // workspace must be writable by UID:GID as the engine maps it.
+//
+// Commands are started by the container's command agent: this very
+// binary, run once per container by one engine exec and kept for the
+// container's life, which starts each command (in a session of its own),
+// forwards its stdin and output and reports its end, so a command costs
+// a message (about 1.5 ms for `true`) instead of an engine exec (about
+// 100 ms with Podman). The agent is bind-mounted read-only at /.skillkit
+// together with the dynamic loader and libraries this process runs with
+// (none when the binary is static), so it runs in any image of the
+// host's architecture. It runs as the command user, confined as an exec
+// of the container is, and its 8 threads are reserved at its start and
+// added to the pids bound, so a command still gets exactly
+// Limits.Processes tasks. A command can kill the agent (they share a
+// user); the command then ends with an error, its processes are killed,
+// and the next command gets a new agent. It cannot trace the agent or
+// read its memory (the agent is not dumpable). Where the agent cannot
+// start three times in a container, that container's commands are engine
+// execs (logged as a warning); ContainerOptions.NoAgent makes every
+// command one. The rest of this comment holds for both.
 //
 // At the deadline the command's session (the exec's process and what it
 // started, unless a process made its own session) gets SIGTERM, then
@@ -128,9 +150,10 @@ func (c *ctr) agentPid() int {
 // or 137, as the isolated runner's. Once no command of a container runs,
 // every process in it but its init is killed, so nothing a command left
 // running outlives it (while other commands of the workspace run, such a
-// process lives on until the last one ends). The engine reports a
-// command killed by a signal as 128+signal, so the Result reports any
-// status above 128 as that signal. A program that does not exist is an
+// process lives on until the last one ends). The agent reports a
+// command killed by a signal as that signal; the engine reports it as
+// 128+signal, so for an engine exec the Result reports any status above
+// 128 as that signal. A program that does not exist is an
 // error wrapping ErrCommandStart. OOMKilled comes from the container's
 // memory cgroup: some process of the container was killed for memory
 // during the command.
@@ -140,11 +163,12 @@ func (c *ctr) agentPid() int {
 // engine whose containers it cannot see there (a Docker Desktop VM, say).
 // A container is removed (forced) by ReleaseWorkspace, after IdleTTL
 // without a command, or by Close; containers left by a runner that died
-// are removed by the next one made on the same engine. The runner never
+// are removed by the next runner made on the same engine, and whenever a
+// runner on it makes a container. The runner never
 // pulls: the image must be in the engine. Podman keeps a conmon process
 // for five minutes after each exec (containers.conf
-// engine.exit_command_delay), so a busy workspace has that many more
-// processes on the host.
+// engine.exit_command_delay): one per container for the agent, one per
+// command for engine execs.
 func NewContainer(opts *ContainerOptions) (Runner, error) {
 	cfg, err := containerConfigOf(opts)
 	if err != nil {
@@ -204,6 +228,25 @@ func (r *containerRunner) sweep(ctx context.Context) {
 			_ = r.removeContainer(ctx, c.ID)
 		}
 	}
+}
+
+// sweepLater sweeps in the background, unless a sweep runs already.
+func (r *containerRunner) sweepLater() {
+	r.mu.Lock()
+	if r.sweeping || r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.sweeping = true
+	r.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		r.sweep(ctx)
+		cancel()
+		r.mu.Lock()
+		r.sweeping = false
+		r.mu.Unlock()
+	}()
 }
 
 // MaxTimeout implements TimeoutCeiling.
@@ -373,6 +416,9 @@ func (r *containerRunner) acquire(ctx context.Context, p *prepared) (*ctr, error
 		c.err = r.create(mctx, c, p)
 		cancel()
 		close(c.ready)
+		// A replica that died may have left containers (its sessions
+		// now go on here): each new container is a moment to look.
+		r.sweepLater()
 	}
 	select {
 	case <-c.ready:

@@ -70,7 +70,17 @@ func Start(t testing.TB) *Env {
 	if busybox == "" {
 		t.Skip("a static busybox not found (the test image is built from it): apt-get install busybox-static (.ci/setup-podman installs it)")
 	}
-	dir := t.TempDir()
+	// Podman refuses a runroot path of more than 50 characters, which
+	// t.TempDir's (named for the test) can exceed.
+	base := os.TempDir()
+	if len(base) > 20 {
+		base = "/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "podman-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	env := &Env{
 		Socket: filepath.Join(dir, "podman.sock"),
 		Image:  TestImage,
