@@ -349,3 +349,45 @@ func TestRunInterruptSignal(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 130", code, c.err.b.String())
 	}
 }
+
+// A skill added, one changed and one removed while a chat runs reach its
+// next request, as a replacement catalog, without a restart; the chat says
+// so.
+func TestChatHotReload(t *testing.T) {
+	root := chatSkills(t)
+	srv := newServer(t, &scripted.Script{Steps: []scripted.Step{
+		{Expect: &scripted.Expect{LastContains: "first", Contains: []string{"Greet people formally"}, Lacks: []string{"Translate text"}}, Text: "one"},
+		{Expect: &scripted.Expect{LastContains: "second", Contains: []string{"Translate text between languages.", "Greet people warmly"}}, Text: "two"},
+	}})
+	in, feed := io.Pipe()
+	c := startChat(t, context.Background(), in, "chat", "--model", "test-model", "--base-url", srv.URL, root)
+	fmt.Fprintln(feed, "first")
+	c.out.wait(t, "one", 1)
+	writeSkill(t, root, "translate", "---\nname: translate\ndescription: Translate text between languages.\n---\n# Translate\n")
+	writeSkill(t, root, "greet-formally", "---\nname: greet-formally\ndescription: Greet people warmly, by first name.\n---\n# Warm greeting\n")
+	if err := os.RemoveAll(filepath.Join(root, "model-only")); err != nil {
+		t.Fatal(err)
+	}
+	// The watcher may see the three changes in one refresh or in
+	// several: wait until the last one is reported.
+	c.err.wait(t, "removed model-only", 1)
+	errText := c.err.b.String()
+	for _, want := range []string{"added translate", "changed greet-formally"} {
+		if !strings.Contains(errText, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errText)
+		}
+	}
+	fmt.Fprintln(feed, "second")
+	c.out.wait(t, "two", 1)
+	feed.Close()
+	if code := <-c.code; code != 0 {
+		t.Fatalf("exit %d:\n%s", code, c.err.b.String())
+	}
+	played(t, srv)
+	ex := srv.Exchanges()
+	// The first request's catalog is never edited: the change is a
+	// message of its own.
+	if first, second := contents(ex[0]), contents(ex[1]); first[0] != second[0] {
+		t.Errorf("the first message changed:\n%q\n%q", first[0], second[0])
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -25,7 +26,9 @@ import (
 	"github.com/skillkit/skillkit/model"
 	"github.com/skillkit/skillkit/model/openai"
 	"github.com/skillkit/skillkit/model/scripted"
+	"github.com/skillkit/skillkit/registry"
 	"github.com/skillkit/skillkit/session"
+	"github.com/skillkit/skillkit/skill"
 	"github.com/skillkit/skillkit/source"
 	"github.com/skillkit/skillkit/tools"
 	rootwatch "github.com/skillkit/skillkit/watch"
@@ -395,8 +398,16 @@ func (r *runner) kit(ctx context.Context, st session.Store, cfg sessionConfig) (
 	if r.name == "chat" && !noSkills {
 		// A chat lasts: skills added, changed or removed meanwhile reach
 		// the next request (as a replacement catalog).
+		last := kit.Registry().Snapshot().Summaries()
 		w, err := rootwatch.Start(ctx, kit.Registry(), &rootwatch.Options{
 			OnError: func(err error) { fmt.Fprintf(r.env.Stderr, "skillkit chat: warning: %v\n", err) },
+			OnChange: func(_ context.Context, snap *registry.Snapshot) {
+				now := snap.Summaries()
+				if diff := skillsDiff(last, now); diff != "" {
+					fmt.Fprintf(r.env.Stderr, "skillkit chat: skills reloaded: %s (%d skills); the next request carries them\n", diff, len(now))
+				}
+				last = now
+			},
 		})
 		if err != nil {
 			fmt.Fprintf(r.env.Stderr, "skillkit chat: warning: %v; skills changed during the chat are not seen\n", err)
@@ -779,4 +790,38 @@ func (m *dumpingModel) Stream(ctx context.Context, req *model.Request) iter.Seq2
 			}
 		}
 	}
+}
+
+// skillsDiff says which skills were added, removed or changed (their
+// catalog entry) from before to now, or "" when none was.
+func skillsDiff(before, now []skill.Summary) string {
+	old := make(map[string]skill.Summary, len(before))
+	for _, s := range before {
+		old[s.Name] = s
+	}
+	var added, changed, removed []string
+	for _, s := range now {
+		o, ok := old[s.Name]
+		switch {
+		case !ok:
+			added = append(added, s.Name)
+		case o != s:
+			changed = append(changed, s.Name)
+		}
+		delete(old, s.Name)
+	}
+	for name := range old {
+		removed = append(removed, name)
+	}
+	slices.Sort(removed)
+	var parts []string
+	for _, p := range []struct {
+		what  string
+		names []string
+	}{{"added", added}, {"changed", changed}, {"removed", removed}} {
+		if len(p.names) > 0 {
+			parts = append(parts, p.what+" "+strings.Join(p.names, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
