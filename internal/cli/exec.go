@@ -353,13 +353,32 @@ func execRunner(env *Env, f execFlags, cmd, what string) (sandbox.Runner, error)
 		if cmd == "serve" {
 			hint = "--no-exec to serve without commands, or --local-exec to run them without confinement (trusted skills only)"
 		}
-		if fe.Feature != sandbox.FeatureUserNamespaces {
-			hint = "--allow-downgrade to run without that layer, or " + hint
+		fix := ""
+		switch fe.Feature {
+		case sandbox.FeatureUserNamespaces:
+			fix = "enable user namespaces (sysctl user.max_user_namespaces > 0, and kernel.unprivileged_userns_clone=1 where it exists), or pass "
+		case sandbox.FeatureCgroups:
+			fix = "run as root, or pass --allow-downgrade to run without the memory and process bounds, or "
+		default:
+			fix = "pass --allow-downgrade to run without that layer, or "
 		}
-		return nil, fmt.Errorf("%s: %w; or pass %s", cmd, err, hint)
+		return nil, &flagError{msg: fmt.Sprintf("%s: the sandbox needs %s, which this host does not give it: %v; %s%s", cmd, fe.Feature, fe.Err, fix, hint), err: err}
 	}
 	return r, err
 }
+
+// flagError is an error of a library said the command line's way (its
+// flags rather than the library's options); it wraps the library's.
+type flagError struct {
+	msg string
+	err error
+}
+
+// Error implements error.
+func (e *flagError) Error() string { return e.msg }
+
+// Unwrap returns the library's error.
+func (e *flagError) Unwrap() error { return e.err }
 
 // weakened names the opt-ins given, for the warning.
 func weakened(f execFlags) []string {

@@ -381,6 +381,12 @@ func (r *runner) kit(ctx context.Context, st session.Store, cfg sessionConfig) (
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := checkWorkspaceDisk(runner, r.f.sandbox, r.name, os.TempDir(), "drop --exec to go without commands"); err != nil {
+			if c, ok := runner.(io.Closer); ok {
+				_ = c.Close()
+			}
+			return nil, nil, err
+		}
 		if c, ok := runner.(io.Closer); ok {
 			closeRunner = func() { _ = c.Close() }
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"log/slog"
 	"net"
 	"net/url"
@@ -260,6 +261,14 @@ func runServe(cmd *cobra.Command, env *Env, f *serveFlags, roots []string) error
 		}
 		if c, ok := runner.(io.Closer); ok {
 			closeRunner = func() { _ = c.Close() }
+		}
+		wsDir := os.TempDir()
+		if f.workspaces != "" {
+			wsDir = hostPath(env, f.workspaces)
+		}
+		if err := checkWorkspaceDisk(runner, sf, "serve", wsDir, "pass --no-exec to serve without commands"); err != nil {
+			closeRunner()
+			return err
 		}
 		kopts.Exec = &skillkit.ExecOptions{Runner: runner, Tool: &tools.ExecOptions{Network: f.sandbox.network}}
 		if f.workspaces != "" {
