@@ -44,4 +44,3 @@ func checkWorkspaceDiskAs(euid int, runner string, f execFlags, cmd, dir, withou
 	return fmt.Errorf("%s: every workspace_exec command would fail: the workspaces go under %s, on a filesystem of %.1f GiB, and without root the sandbox cannot give each a volume bounded to %s, so a command could fill it; "+
 		"pass --unbounded-disk to accept that, run as root, or %s", cmd, dir, float64(size)/(1<<30), mib(sandbox.DefaultDiskBytes), without)
 }
-
