@@ -134,9 +134,10 @@ func (c *ctr) agentPid() int {
 // together with the dynamic loader and libraries this process runs with
 // (none when the binary is static), so it runs in any image of the
 // host's architecture. It runs as the command user, confined as an exec
-// of the container is, and its 8 threads are reserved at its start and
-// added to the pids bound, so a command still gets exactly
-// Limits.Processes tasks. A command can kill the agent (they share a
+// of the container is, and its 8 threads are made at its start and
+// added to the pids bound, so a command gets Limits.Processes tasks,
+// never more (one fewer for each thread the agent's Go runtime adds
+// later, which is rare). A command can kill the agent (they share a
 // user); the command then ends with an error, its processes are killed,
 // and the next command gets a new agent. It cannot trace the agent or
 // read its memory (the agent is not dumpable). Where the agent cannot

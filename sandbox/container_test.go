@@ -281,8 +281,12 @@ func testContainer(t *testing.T, env *podmanEnv, noAgent bool) {
 		ws := testWorkspace(t)
 		res := crun(t, r, "sh -c 'i=0; while [ $i -lt 200 ]; do i=$((i+1)); echo $i > /tmp/n; sleep 5 & done' 2>/dev/null; read n < /tmp/n; echo $n",
 			Spec{Workspace: ws, Limits: Limits{Processes: 20}})
-		if string(res.Stdout) != "19\n" {
-			t.Errorf("tries noted %q, want 19; %+v", res.Stdout, res)
+		// The agent's runtime may have made a thread beyond the eight it
+		// reserved (rare, under load): that one comes out of the
+		// command's share, never the other way.
+		want := 19 - (agentThreads(t, r, ws) - agentTasksOf(noAgent))
+		if string(res.Stdout) != strconv.Itoa(want)+"\n" {
+			t.Errorf("tries noted %q, want %d; %+v", res.Stdout, want, res)
 		}
 	})
 	t.Run("cpu seconds", func(t *testing.T) {
@@ -430,6 +434,43 @@ func testContainerAgent(t *testing.T, env *podmanEnv, r Runner) {
 			}
 		}
 	})
+}
+
+// agentThreads returns the number of threads of the agent of ws's
+// container (at least agentTasks), or 0 when it has none.
+func agentThreads(t *testing.T, r Runner, ws string) int {
+	t.Helper()
+	cr := r.(*containerRunner)
+	real, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	for _, c := range cr.ctrs {
+		if c.workspace != real {
+			continue
+		}
+		pid := c.agentPid()
+		if pid == 0 {
+			return 0
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+				n, _ := strconv.Atoi(strings.TrimSpace(v))
+				if n < agentTasks {
+					t.Errorf("the agent has %d threads, fewer than the %d it reserves", n, agentTasks)
+				}
+				return n
+			}
+		}
+	}
+	t.Fatalf("no container for %s", ws)
+	return 0
 }
 
 // agentTasksOf is what the agent adds to a container's pids bound.
