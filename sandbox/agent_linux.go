@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -136,6 +137,12 @@ func init() {
 type agent struct {
 	out   *os.File
 	outMu sync.Mutex
+	// oomAdj is this process's oom_score_adj, opened while it could be
+	// (before the process turned undumpable), and oomBase its value:
+	// each command starts at 1000, so that the kernel, short of memory,
+	// kills commands before the agent.
+	oomAdj  *os.File
+	oomBase []byte
 
 	mu    sync.Mutex
 	procs map[int]*agentProc // by pid
@@ -183,6 +190,14 @@ func (p *agentProc) closeIn() {
 
 // agentMain serves the host on stdin and stdout until stdin ends.
 func agentMain() int {
+	// Not os.NewFile(1) yet: a second *os.File of one descriptor would
+	// close it when collected.
+	a := &agent{procs: map[int]*agentProc{}, byID: map[uint32]*agentProc{}}
+	if b, err := os.ReadFile("/proc/self/oom_score_adj"); err == nil {
+		if f, err := os.OpenFile("/proc/self/oom_score_adj", os.O_WRONLY, 0); err == nil {
+			a.oomAdj, a.oomBase = f, bytes.TrimSpace(b)
+		}
+	}
 	// The commands run as the same user: they must not trace the agent
 	// or read its memory.
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -200,7 +215,7 @@ func agentMain() int {
 	_ = syscall.SetNonblock(0, true)
 	_ = syscall.SetNonblock(1, true)
 	in := bufio.NewReaderSize(os.NewFile(0, "stdin"), 64<<10)
-	a := &agent{out: os.NewFile(1, "stdout"), procs: map[int]*agentProc{}, byID: map[uint32]*agentProc{}}
+	a.out = os.NewFile(1, "stdout")
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGCHLD)
 	go a.reap(sigs)
@@ -302,12 +317,20 @@ func (a *agent) start(id uint32, payload []byte) {
 	// Under the lock, so that the reaper cannot take the command's end
 	// before it is known here.
 	a.mu.Lock()
+	if a.oomAdj != nil {
+		// Raising the score needs no privilege, nor does lowering it
+		// back to where it was.
+		_, _ = unix.Pwrite(int(a.oomAdj.Fd()), []byte("1000"), 0)
+	}
 	pid, err := syscall.ForkExec(path, req.Args, &syscall.ProcAttr{
 		Dir:   req.Dir,
 		Env:   req.Env,
 		Files: []uintptr{inR.Fd(), outW.Fd(), errW.Fd()},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
+	if a.oomAdj != nil {
+		_, _ = unix.Pwrite(int(a.oomAdj.Fd()), a.oomBase, 0)
+	}
 	if err == nil {
 		p.pid = pid
 		a.procs[pid] = p

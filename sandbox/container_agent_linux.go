@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"debug/elf"
 	"encoding/binary"
@@ -16,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,12 +141,15 @@ type agentConn struct {
 	wmu     sync.Mutex
 	hostPid int // the agent's process on the host
 
-	mu    sync.Mutex
-	next  uint32
-	cmds  map[uint32]*aexec
-	dead  bool
-	diag  []byte // the agent's stderr, the first KiB
-	ended chan struct{}
+	lastFrame atomic.Int64 // when the agent last sent a frame (UnixNano)
+
+	mu      sync.Mutex
+	next    uint32
+	cmds    map[uint32]*aexec
+	dead    bool
+	closing bool   // the host ends it: the container goes
+	diag    []byte // the agent's stderr, the first KiB
+	ended   chan struct{}
 }
 
 // agentOf returns the running agent of c, starting it on first use, or
@@ -219,6 +224,7 @@ func (r *containerRunner) startAgent(ctx context.Context, c *ctr) (*agentConn, e
 		}
 		return nil, err
 	}
+	a.lastFrame.Store(time.Now().UnixNano())
 	var st execInspect
 	if r.api.call(ctx, "GET", "/exec/"+url.PathEscape(made.ID)+"/json", nil, nil, &st) == nil && st.Running {
 		a.hostPid = st.Pid
@@ -283,6 +289,7 @@ func (a *agentConn) serve(fr *bufio.Reader) {
 		if typ, id, payload, err = readFrame(fr); err != nil {
 			break
 		}
+		a.lastFrame.Store(time.Now().UnixNano())
 		a.mu.Lock()
 		e := a.cmds[id]
 		a.mu.Unlock()
@@ -343,8 +350,68 @@ func (a *agentConn) send(typ byte, id uint32, payload []byte) error {
 	return err
 }
 
-// close ends the agent (its stdin ends: it kills what it started).
-func (a *agentConn) close() { a.h.conn.Close() }
+// close ends the agent (its stdin ends: it kills what it started), as
+// its container goes.
+func (a *agentConn) close() {
+	a.mu.Lock()
+	a.closing = true
+	a.mu.Unlock()
+	a.h.conn.Close()
+}
+
+// abandon ends an agent that stopped answering (a command of the
+// workspace may have stopped it: they share a user): from the host, the
+// sessions of every command it started are killed, then the agent; the
+// next command gets a new one.
+func (a *agentConn) abandon() {
+	if a.hostPid > 0 {
+		var kids []int
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(a.hostPid) + "/task")
+		for _, t := range tasks {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(a.hostPid) + "/task/" + t.Name() + "/children")
+			for _, f := range strings.Fields(string(b)) {
+				if n, err := strconv.Atoi(f); err == nil {
+					kids = append(kids, n)
+				}
+			}
+		}
+		a.c.killIf(syscall.SIGKILL, func(sid int) bool { return slices.Contains(kids, sid) })
+		if ns, err := os.Readlink("/proc/" + strconv.Itoa(a.hostPid) + "/ns/pid"); err == nil && ns == a.c.pidns {
+			_ = syscall.Kill(a.hostPid, syscall.SIGKILL)
+		}
+	}
+	a.h.conn.Close()
+}
+
+// agentSilence is how long an agent that owes an answer may send nothing
+// at all before it is taken for stopped; one whose process is stopped is
+// taken for stopped at once.
+const agentSilence = 5 * time.Second
+
+// unresponsive reports whether the agent, which owes an answer, is
+// stopped (or traced), or has sent nothing for agentSilence: it may be
+// busy forwarding output, which is fine.
+func (a *agentConn) unresponsive() bool {
+	if a.hostPid > 0 {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(a.hostPid) + "/stat"); err == nil {
+			if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't') {
+				return true
+			}
+		}
+	}
+	return time.Since(time.Unix(0, a.lastFrame.Load())) > agentSilence
+}
+
+// lostErr says why a command's agent went away while the command ran.
+func (a *agentConn) lostErr(args0 string) error {
+	a.mu.Lock()
+	closing := a.closing
+	a.mu.Unlock()
+	if closing {
+		return fmt.Errorf("sandbox: run %q: the workspace's container was removed while the command ran", args0)
+	}
+	return fmt.Errorf("sandbox: run %q: the container's command agent ended or stopped answering while the command ran (a command of the workspace can kill or stop it, or it ran out of memory); the command was killed", args0)
+}
 
 // aexec is one command started by a container's agent.
 type aexec struct {
@@ -367,18 +434,33 @@ type aexec struct {
 	start     time.Time
 	oomBefore int64
 	oomOK     bool
-	writeMu   sync.Mutex
+	deadline  time.Time // Spec.Timeout from the request to start
+
+	writeMu  sync.Mutex // guards inFlight
+	inFlight bool       // a stdin chunk is sent and not yet acknowledged
 }
+
+// errAgentTooBig marks a command whose start request exceeds a frame: it
+// goes as an engine exec instead.
+var errAgentTooBig = errors.New("the command's start request is larger than the agent takes")
+
+// agentAnswerTimeout bounds the wait for the agent's answer to a start
+// request when the command's own deadline is further.
+const agentAnswerTimeout = 30 * time.Second
 
 // launch starts p's command through the agent, its output written to
 // stdout and stderr. With keepStdin the stdin stays open for the caller
-// (Start); otherwise p.stdin, if any, is written and closed.
+// (Start); otherwise p.stdin, if any, is written and closed. The
+// command's deadline runs from here.
 func (a *agentConn) launch(ctx, life context.Context, p *prepared, stdout, stderr io.Writer, keepStdin bool) (*aexec, error) {
 	rel, _ := filepath.Rel(p.workspace, p.dir)
 	req, err := json.Marshal(agentStart{Args: p.args, Env: p.env, Dir: filepath.Join(WorkspaceDir, rel),
 		Stdin: len(p.stdin) > 0 || keepStdin, Drain: a.r.cfg.grace})
 	if err != nil {
 		return nil, err
+	}
+	if len(req) > agentMaxFrame {
+		return nil, errAgentTooBig
 	}
 	e := &aexec{a: a, p: p, stdout: stdout, stderr: stderr, started: make(chan agentStarted, 1), acks: make(chan bool, 1),
 		exited: make(chan struct{}), life: life}
@@ -394,6 +476,7 @@ func (a *agentConn) launch(ctx, life context.Context, p *prepared, stdout, stder
 	a.mu.Unlock()
 	e.oomBefore, e.oomOK = a.c.oomKills()
 	e.start = time.Now()
+	e.deadline = e.start.Add(p.timeout)
 	forget := func() {
 		a.mu.Lock()
 		delete(a.cmds, e.id)
@@ -404,12 +487,29 @@ func (a *agentConn) launch(ctx, life context.Context, p *prepared, stdout, stder
 		forget()
 		return nil, fmt.Errorf("%w: write to the agent: %w", errAgentGone, err)
 	}
+	answer := time.NewTimer(min(p.timeout, agentAnswerTimeout))
+	defer answer.Stop()
 	var st agentStarted
+wait:
 	select {
 	case st = <-e.started:
 	case <-a.ended:
 		forget()
-		return nil, errAgentGone
+		if a.wasClosed() {
+			// The container goes: as an exec the container lost.
+			return nil, fmt.Errorf("%w: %w", errContainerGone, a.lostErr(p.args[0]))
+		}
+		// Whether the command started is not known: it is not started
+		// again.
+		return nil, a.lostErr(p.args[0])
+	case <-answer.C:
+		if !a.unresponsive() {
+			answer.Reset(time.Second)
+			goto wait
+		}
+		forget()
+		a.abandon()
+		return nil, a.lostErr(p.args[0])
 	case <-ctx.Done():
 		// The command may start anyway: end it.
 		go func() {
@@ -439,29 +539,55 @@ func (a *agentConn) launch(ctx, life context.Context, p *prepared, stdout, stder
 	return e, nil
 }
 
+// wasClosed reports whether the host ended the agent (close).
+func (a *agentConn) wasClosed() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.closing
+}
+
 // write sends b to the command's stdin, a chunk at a time, each
-// acknowledged once written (so a command that does not read holds the
-// writer, as a pipe does).
+// acknowledged once written, so a command that does not read holds the
+// writer, as a pipe does. One chunk at most is on its way: a chunk sent
+// before ctx ended counts as written (the agent writes it as the
+// command reads), and the next write waits for it first.
 func (e *aexec) write(ctx context.Context, b []byte) (int, error) {
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
+	awaitAck := func() error {
+		select {
+		case ok := <-e.acks:
+			e.inFlight = false
+			if !ok {
+				return ErrProcessEnded
+			}
+			return nil
+		case <-e.exited:
+			return ErrProcessEnded
+		case <-e.a.ended:
+			return ErrProcessEnded
+		case <-ctx.Done():
+			return fmt.Errorf("sandbox: write to stdin: %w", context.Cause(ctx))
+		}
+	}
+	if e.inFlight {
+		if err := awaitAck(); err != nil {
+			return 0, err
+		}
+	}
 	n := 0
 	for len(b) > 0 {
 		chunk := b[:min(len(b), agentChunk)]
 		if err := e.a.send(frameStdin, e.id, chunk); err != nil {
 			return n, ErrProcessEnded
 		}
-		select {
-		case ok := <-e.acks:
-			if !ok {
-				return n, ErrProcessEnded
+		e.inFlight = true
+		if err := awaitAck(); err != nil {
+			if e.inFlight && !errors.Is(err, ErrProcessEnded) {
+				// On its way: it will be written.
+				n += len(chunk)
 			}
-		case <-e.exited:
-			return n, ErrProcessEnded
-		case <-e.a.ended:
-			return n, ErrProcessEnded
-		case <-ctx.Done():
-			return n, fmt.Errorf("sandbox: write to stdin: %w", context.Cause(ctx))
+			return n, err
 		}
 		n += len(chunk)
 		b = b[len(chunk):]
@@ -549,7 +675,7 @@ func (a *agentConn) hostPidOf(pid int) int {
 func (e *aexec) wait(finish func(res *Result)) (*Result, error) {
 	defer e.kill()
 	grace := e.a.r.cfg.grace
-	runCtx, cancel := context.WithTimeout(e.life, e.p.timeout)
+	runCtx, cancel := context.WithDeadline(e.life, e.deadline)
 	defer cancel()
 	defer context.AfterFunc(e.killCtx, cancel)()
 	var ended, lost, timedOut, killed, graceKilled bool
@@ -584,14 +710,21 @@ func (e *aexec) wait(finish func(res *Result)) (*Result, error) {
 			}
 		}
 		// The end, and the output written until then, follow the
-		// leader's death within the agent's drain.
-		t := time.NewTimer(grace + 5*time.Second)
+		// leader's death within the agent's drain; an agent that says
+		// nothing by then is stopped.
+		t := time.NewTimer(grace + time.Second)
+	end:
 		select {
 		case <-e.exited:
 		case <-e.a.ended:
 			lost = true
 		case <-t.C:
+			if !e.a.unresponsive() {
+				t.Reset(time.Second)
+				goto end
+			}
 			lost = true
+			e.a.abandon()
 		}
 		t.Stop()
 	}
@@ -601,6 +734,12 @@ func (e *aexec) wait(finish func(res *Result)) (*Result, error) {
 		res.OOMKilled = after > e.oomBefore
 	}
 	switch {
+	case lost && !e.ended():
+		// The agent died or stopped (a command of the workspace may do
+		// that: they share a user): the command's end is unknown, so it
+		// is ended.
+		e.signal(syscall.SIGKILL)
+		return nil, e.a.lostErr(e.p.args[0])
 	case killed:
 		res.Signal = int(syscall.SIGKILL)
 		res.ExitCode = 128 + res.Signal
@@ -610,12 +749,6 @@ func (e *aexec) wait(finish func(res *Result)) (*Result, error) {
 			res.Signal = int(syscall.SIGKILL)
 		}
 		res.ExitCode = 128 + res.Signal
-	case lost && !e.ended():
-		// The agent died (a command of the workspace may kill it: it
-		// runs as the same user): the command's end is unknown, so it
-		// is ended.
-		e.signal(syscall.SIGKILL)
-		return nil, fmt.Errorf("sandbox: run %q: the container's command agent ended while the command ran (killed by a command of the workspace, or out of memory); the command was killed", e.p.args[0])
 	default:
 		res.ExitCode = e.exit.Exit
 		res.Signal = e.exit.Signal

@@ -271,6 +271,9 @@ func (r *containerRunner) launchIn(ctx, life context.Context, c *ctr, p *prepare
 			// It ended before the command started: a new one.
 			continue
 		}
+		if errors.Is(err, errAgentTooBig) {
+			break // an engine exec takes it
+		}
 		if err != nil {
 			return nil, false, err
 		}

@@ -137,10 +137,14 @@ func (c *ctr) agentPid() int {
 // of the container is, and its 8 threads are made at its start and
 // added to the pids bound, so a command gets Limits.Processes tasks,
 // never more (one fewer for each thread the agent's Go runtime adds
-// later, which is rare). A command can kill the agent (they share a
-// user); the command then ends with an error, its processes are killed,
-// and the next command gets a new agent. It cannot trace the agent or
-// read its memory (the agent is not dumpable). Where the agent cannot
+// later, which is rare). A command can kill or stop the agent (they
+// share a user); the command then ends with an error, its processes are
+// killed (a stopped agent, found out when it does not answer by the
+// command's deadline, too), and the next command gets a new agent. It
+// cannot trace the agent or read its memory (the agent is not dumpable).
+// Commands start with oom_score_adj 1000, so that the kernel, out of
+// memory, ends them before the agent. A command whose argv and
+// environment exceed 1 MiB is an engine exec. Where the agent cannot
 // start three times in a container, that container's commands are engine
 // execs (logged as a warning); ContainerOptions.NoAgent makes every
 // command one. The rest of this comment holds for both.

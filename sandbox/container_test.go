@@ -417,6 +417,94 @@ func testContainerAgent(t *testing.T, env *podmanEnv, r Runner) {
 			t.Errorf("%+v", res)
 		}
 	})
+	// alive checks that a started `cat` still answers.
+	alive := func(t *testing.T, pr Process, what string) {
+		t.Helper()
+		if _, err := pr.Write(t.Context(), []byte("ping\n")); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		readUntil(t, pr, "ping\n")
+	}
+	t.Run("stopped by a command", func(t *testing.T) {
+		r := newContainerRunner(t, env, ContainerOptions{KillGrace: 300 * time.Millisecond})
+		ws := testWorkspace(t)
+		crun(t, r, "true", Spec{Workspace: ws})
+		const marker = "agent-stopper"
+		res, err := r.Run(context.Background(), Spec{Args: []string{"/bin/sh", "-c", "kill -STOP $PPID; echo stopped; sleep 100 # " + marker},
+			Workspace: ws, Timeout: time.Second})
+		if err == nil || !strings.Contains(err.Error(), "stopped answering") || res != nil {
+			t.Errorf("want the agent's silence as the error; %v %+v", err, res)
+		}
+		if left := proctest.WithArg(marker); len(left) != 0 {
+			t.Errorf("processes %v of the command survive", left)
+		}
+		if res := crun(t, r, "echo again", Spec{Workspace: ws}); string(res.Stdout) != "again\n" {
+			t.Errorf("the next command: %+v", res)
+		}
+	})
+	t.Run("memory pressure ends commands and spares the agent", func(t *testing.T) {
+		ws := testWorkspace(t)
+		spec := Spec{Workspace: ws, Limits: Limits{Memory: 64 << 20}, Timeout: 30 * time.Second}
+		victim := startSh(t, r, "echo up; exec cat", spec)
+		readUntil(t, victim, "up\n")
+		// Many processes, each smaller than the agent.
+		res := crun(t, r, "i=0; while [ $i -lt 60 ]; do i=$((i+1)); (x=$(head -c 1500000 /dev/zero | tr '\\0' a); sleep 5) & done; wait; echo done", spec)
+		// crun fails the test on an error: the result is the command's,
+		// not an agent's end.
+		if !res.OOMKilled {
+			t.Errorf("%+v, want OOMKilled", res)
+		}
+		alive(t, victim, "another command of the workspace")
+	})
+	t.Run("a start request larger than a frame", func(t *testing.T) {
+		ws := testWorkspace(t)
+		victim := startSh(t, r, "echo up; exec cat", Spec{Workspace: ws})
+		readUntil(t, victim, "up\n")
+		args := []string{"/bin/sh", "-c", "echo $#", "x"}
+		for range 12 {
+			args = append(args, strings.Repeat("a", 100<<10)) // 1.2 MiB: fine for execve, not for a frame
+		}
+		res, err := r.Run(context.Background(), Spec{Args: args, Workspace: ws})
+		if err != nil || string(res.Stdout) != "12\n" {
+			t.Errorf("%v %+v", err, res)
+		}
+		alive(t, victim, "another command of the workspace")
+	})
+	t.Run("stdin writes given up count what was sent", func(t *testing.T) {
+		ws := testWorkspace(t)
+		pr := startSh(t, r, "echo ready; while [ ! -e go ]; do sleep 0.01; done; echo reading; exec wc -c", Spec{Workspace: ws})
+		readUntil(t, pr, "ready\n")
+		total := 0
+		// Fill the pipe, then small writes each given up by its context:
+		// what a write says it wrote is what the command reads.
+		for i := range 6 {
+			ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+			b := bytes.Repeat([]byte("x"), 100)
+			if i == 0 {
+				b = bytes.Repeat([]byte("x"), 200<<10)
+			}
+			n, err := pr.Write(ctx, b)
+			cancel()
+			total += n
+			if errors.Is(err, ErrProcessEnded) {
+				t.Errorf("write %d: ErrProcessEnded while the command runs", i)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(ws, "go"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		readUntil(t, pr, "reading\n")
+		n, err := pr.Write(t.Context(), []byte("yy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += n
+		_ = pr.CloseStdin()
+		out, _ := drain(t, pr)
+		if strings.TrimSpace(out) != strconv.Itoa(total) {
+			t.Errorf("the writes said %d bytes, the command read %q", total, out)
+		}
+	})
 	t.Run("an agent that cannot start", func(t *testing.T) {
 		r := newContainerRunner(t, env, ContainerOptions{}).(*containerRunner)
 		af := *r.agent
