@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -227,7 +228,7 @@ func (s *Server) newServer(ctx context.Context, stateless bool, catalog string) 
 	srv := sdk.NewServer(&sdk.Implementation{Name: s.o.Name, Version: s.o.Version}, &sdk.ServerOptions{
 		Capabilities: caps,
 		Instructions: instructions,
-		Logger:       s.o.Logger,
+		Logger:       slog.New(quietUnsent{s.o.Logger.Handler()}),
 	})
 	sv := &server{sdk: srv}
 	for _, t := range s.tools {
@@ -355,4 +356,31 @@ func (s *Server) Close() error {
 	close(s.stop)
 	s.wg.Wait()
 	return s.sessions.closeAll()
+}
+
+// quietUnsent turns the SDK's warning about a change notification that
+// found no open stream into a debug record: a client that never opened
+// its notification stream (or has gone) is normal, and the warning would
+// come once per such session at every change of the skills.
+type quietUnsent struct{ slog.Handler }
+
+// Handle implements slog.Handler.
+func (q quietUnsent) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelWarn && strings.HasPrefix(r.Message, "calling notifications/") && strings.Contains(r.Message, "stream not connected") {
+		r.Level = slog.LevelDebug
+		if !q.Handler.Enabled(ctx, r.Level) {
+			return nil
+		}
+	}
+	return q.Handler.Handle(ctx, r)
+}
+
+// WithAttrs implements slog.Handler.
+func (q quietUnsent) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return quietUnsent{q.Handler.WithAttrs(attrs)}
+}
+
+// WithGroup implements slog.Handler.
+func (q quietUnsent) WithGroup(name string) slog.Handler {
+	return quietUnsent{q.Handler.WithGroup(name)}
 }
