@@ -242,8 +242,15 @@ func runServe(cmd *cobra.Command, env *Env, f *serveFlags, roots []string) error
 	}
 	kopts := &skillkit.Options{Sources: srcs, Registry: regOpts,
 		Agents: map[string]skillkit.AgentOptions{mcp.DefaultAgent: {SkillTools: names}}}
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
 	shared := f.store != ""
 	if shared {
+		// The Redis client reports its retries on its own: with -v only.
+		redis.SetLogger(redisLog{logger})
 		st, err := openSharedStore(ctx, f.store, f.idle)
 		if err != nil {
 			return err
@@ -296,11 +303,6 @@ func runServe(cmd *cobra.Command, env *Env, f *serveFlags, roots []string) error
 	}()
 	snap := kit.Registry().Snapshot()
 	printDiagnostics(env.Stderr, snap.Diagnostics())
-	level := slog.LevelWarn
-	if f.verbose {
-		level = slog.LevelDebug
-	}
-	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
 	say := func(format string, args ...any) { fmt.Fprintf(env.Stderr, "skillkit serve: "+format+"\n", args...) }
 	// Local roots are watched; the server polls only when the watcher
 	// cannot cover them.
@@ -411,6 +413,15 @@ func openSharedStore(ctx context.Context, raw string, idle time.Duration) (*redi
 		return nil, fmt.Errorf("serve: --store: %w", err)
 	}
 	return st, nil
+}
+
+// redisLog passes the Redis client's messages to the serve log at debug
+// level (the client otherwise prints them on stderr).
+type redisLog struct{ l *slog.Logger }
+
+// Printf implements the Redis client's logging interface.
+func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
+	r.l.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
 }
 
 // redactStore hides a password in a --store URL.

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,5 +156,21 @@ func TestServeHotReload(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "skills changed: 2 now") {
 		t.Errorf("stderr does not report the change:\n%s", errb.String())
+	}
+}
+
+// The Redis client's own messages reach the serve log at debug level
+// (shown with -v), not stderr on their own.
+func TestRedisLog(t *testing.T) {
+	for _, verbose := range []bool{false, true} {
+		var buf bytes.Buffer
+		level := slog.LevelWarn
+		if verbose {
+			level = slog.LevelDebug
+		}
+		redisLog{slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))}.Printf(context.Background(), "pool.go:770: %s", "failed to dial")
+		if got := buf.String(); verbose != strings.Contains(got, `msg="redis: pool.go:770: failed to dial"`) || verbose != (got != "") {
+			t.Errorf("verbose %v: logged %q", verbose, got)
+		}
 	}
 }
