@@ -494,6 +494,10 @@ func (k *Kit) Open(ctx context.Context, id, agent string, opts ...OpenOption) (*
 		return nil, err
 	}
 	co := convOptions(o, all, k.Skills)
+	co.Renew = func(ctx context.Context, stale *registry.Snapshot) error {
+		_, err := k.reg.Renew(ctx, stale)
+		return err
+	}
 	co.WrapCall = oc.wrapCall
 	return conversation.Open(ctx, k.store, id, agent, co)
 }

@@ -44,6 +44,12 @@ type Options struct {
 	// Skills returns the skills a request sees (filters applied); it is
 	// called once per request and per answer. Nil means no skills.
 	Skills func(ctx context.Context) *registry.Snapshot
+	// Renew is called when a tool's read of a snapshot Skills returned
+	// found a skill's files changed on disk (registry.ErrStale): it makes
+	// the registry hold a newer snapshot (Registry.Renew), and the call
+	// runs once more on what Skills returns then. Nil: such a call fails
+	// with an error the model sees.
+	Renew func(ctx context.Context, stale *registry.Snapshot) error
 	// Tools chooses the tools of each request from the agent's load state;
 	// nil means tools.Static(tools.Defaults()).
 	Tools tools.Set

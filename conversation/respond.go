@@ -81,7 +81,16 @@ func (c *Conversation) Respond(ctx context.Context, a Assistant) (*Step, error) 
 	}
 	snap := c.skills(ctx)
 	co := c.catalogOptions(ctx, snap)
-	results, err := c.run(ctx, a.Calls, ts, tools.Call{Skills: snap, State: view, SessionID: c.id, Agent: c.agent})
+	call := tools.Call{Skills: snap, State: view, SessionID: c.id, Agent: c.agent}
+	if c.opts.Renew != nil {
+		call.Renew = func(ctx context.Context) (*registry.Snapshot, error) {
+			if err := c.opts.Renew(ctx, snap); err != nil {
+				return nil, err
+			}
+			return c.skills(ctx), nil
+		}
+	}
+	results, err := c.run(ctx, a.Calls, ts, call)
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,9 @@ type Registry struct {
 	seed    maphash.Seed
 
 	refresh sync.Mutex // serializes discoveries
-	snap    atomic.Pointer[Snapshot]
+	// refreshes counts the discoveries started (under refresh), for Renew.
+	refreshes atomic.Int64
+	snap      atomic.Pointer[Snapshot]
 }
 
 // New discovers the skills of sources and returns a registry holding the
@@ -149,6 +151,29 @@ func (r *Registry) Snapshot() *Snapshot { return r.snap.Load() }
 func (r *Registry) Refresh(ctx context.Context) (*Snapshot, error) {
 	r.refresh.Lock()
 	defer r.refresh.Unlock()
+	return r.refreshLocked(ctx)
+}
+
+// Renew returns a snapshot made after stale (a snapshot of r, or a View of
+// one) for a caller whose read of stale failed with ErrStale: the current
+// snapshot when a refresh has installed one since, else that of a
+// refresh made now. Callers that find stale content at once share one
+// refresh instead of each making their own.
+func (r *Registry) Renew(ctx context.Context, stale *Snapshot) (*Snapshot, error) {
+	// A refresh that starts after this call did looks at the files as
+	// they are after the read that failed: its snapshot will do.
+	asked := r.refreshes.Load()
+	r.refresh.Lock()
+	defer r.refresh.Unlock()
+	if cur := r.snap.Load(); cur != nil && r.refreshes.Load() > asked && (stale == nil || cur.prev != stale.prev) {
+		return cur, nil
+	}
+	return r.refreshLocked(ctx)
+}
+
+// refreshLocked is Refresh with r.refresh held.
+func (r *Registry) refreshLocked(ctx context.Context) (*Snapshot, error) {
+	r.refreshes.Add(1)
 	old := r.snap.Load()
 	var all []*entry
 	var diags []skill.Diagnostic

@@ -94,7 +94,7 @@ func runLoad(ctx context.Context, c Call) (Result, error) {
 		if errors.Is(err, registry.ErrNotFound) {
 			return Errorf("%s", catalog.UnknownSkillError(a.Skill)), nil
 		}
-		return Errorf("%s", catalog.ProviderError(err)), nil
+		return Errorf("%s", catalog.ProviderError(err)), staleOnly(err)
 	}
 	eff := loadEffect(a)
 	if a.IncludeAllDocs || len(a.Docs) > 0 {
@@ -187,7 +187,7 @@ func runListDocs(ctx context.Context, c Call) (Result, error) {
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
 		}
-		return Errorf("Error: %v", err), nil
+		return Errorf("Error: %v", err), staleOnly(err)
 	}
 	if docs == nil {
 		docs = []string{}
@@ -236,7 +236,7 @@ func runRead(ctx context.Context, c Call) (Result, error) {
 		case errors.Is(err, registry.ErrTooLarge):
 			return Errorf("Error: %v; it cannot be read whole, process it with a command instead (workspace_exec, when available)", err), nil
 		case errors.Is(err, registry.ErrStale):
-			return Errorf("Error: %q of skill %q changed on disk after the skills were discovered (%v); it can be read again once the skills are refreshed", a.Path, a.Skill, err), nil
+			return Errorf("Error: %q of skill %q changed on disk after the skills were discovered (%v); it can be read again once the skills are refreshed", a.Path, a.Skill, err), err
 		}
 		return Errorf("Error: %v", err), nil
 	}
@@ -297,7 +297,7 @@ func resolveDocs(ctx context.Context, snap *registry.Snapshot, name string, want
 	}
 	var de *registry.DocsError
 	if !errors.As(err, &de) {
-		return nil, Errorf("Error: %v", err), nil
+		return nil, Errorf("Error: %v", err), staleOnly(err)
 	}
 	unknown := make([]string, len(de.Unknown))
 	for i, u := range de.Unknown {
@@ -311,4 +311,14 @@ func resolveDocs(ctx context.Context, snap *registry.Snapshot, name string, want
 		return nil, Errorf("Error: skill %q has no documents; unknown: %s%s", name, strings.Join(unknown, ", "), note), nil
 	}
 	return nil, Errorf("Error: unknown documents for skill %q: %s. Valid documents: %s%s", name, strings.Join(unknown, ", "), strings.Join(de.Valid, ", "), note), nil
+}
+
+// staleOnly returns err when it wraps registry.ErrStale (Tool.Call then
+// renews the snapshot and runs the handler again), else nil: the other
+// read failures are the model's to see, in the Result.
+func staleOnly(err error) error {
+	if errors.Is(err, registry.ErrStale) {
+		return err
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/skillkit/skillkit/catalog"
 	"github.com/skillkit/skillkit/registry"
@@ -40,7 +41,11 @@ func runSkill(ctx context.Context, c Call) (Result, error) {
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
 		}
-		return Result{Text: text, IsError: true}, nil
+		res := Result{Text: text, IsError: true}
+		if errors.Is(err, registry.ErrStale) {
+			return res, err // Tool.Call renews the snapshot
+		}
+		return res, nil
 	}
 	return Result{Text: text, Effects: []Effect{skillEffect(args.Name)}}, nil
 }
@@ -95,6 +100,9 @@ func render(ctx context.Context, snap *registry.Snapshot, name string, allowed f
 	if err != nil {
 		if errors.Is(err, registry.ErrNotFound) {
 			return catalog.UnknownSkillError(name), ErrSkillCall
+		}
+		if errors.Is(err, registry.ErrStale) {
+			return catalog.ProviderError(err), fmt.Errorf("%w: %w", ErrSkillCall, err)
 		}
 		return catalog.ProviderError(err), ErrSkillCall
 	}

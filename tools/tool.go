@@ -58,7 +58,11 @@ type Tool struct {
 // sees and can act on (bad arguments, an unknown skill, a command that
 // failed); a non-nil error is a failure of the infrastructure (the
 // context ended, a store or disk failed) that the caller reports instead
-// of recording a result.
+// of recording a result — except an error wrapping registry.ErrStale (a
+// skill's files changed on disk while read), returned with the Result
+// that reports it: Tool.Call runs the handler again on a renewed snapshot
+// (Call.Renew), or returns that Result (one saying the files are
+// changing when the handler gave none).
 type Handler func(ctx context.Context, c Call) (Result, error)
 
 // Builtin returns the name this package gave the tool when it is one of
@@ -94,8 +98,38 @@ func (t Tool) Call(ctx context.Context, c Call) (Result, error) {
 	if err := check(c.Args); err != nil {
 		return invalidArgs(t.Name, err), nil
 	}
-	return t.Handler(ctx, c)
+	res, err := t.Handler(ctx, c)
+	if !errors.Is(err, registry.ErrStale) {
+		return res, err
+	}
+	if c.Renew == nil && res.IsError {
+		return res, nil // the handler's own report of it
+	}
+	// A skill's files changed on disk since the snapshot was taken: again
+	// on a snapshot that has them as they are now (a few times, for files
+	// that are being rewritten).
+	for range staleRetries {
+		if c.Renew == nil {
+			break
+		}
+		fresh, rerr := c.Renew(ctx)
+		if rerr != nil || fresh == nil {
+			if ctx.Err() != nil {
+				return Result{}, ctx.Err()
+			}
+			break
+		}
+		c.Skills = fresh
+		if res, err = t.Handler(ctx, c); !errors.Is(err, registry.ErrStale) {
+			return res, err
+		}
+	}
+	return Errorf("Error: the skill's files are changing on disk (being edited or replaced); try again in a moment"), nil
 }
+
+// staleRetries bounds the renewed snapshots one call tries after a read
+// found a skill's files changed on disk.
+const staleRetries = 3
 
 // Call is what one invocation of a tool sees.
 type Call struct {
@@ -114,6 +148,11 @@ type Call struct {
 	Agent string
 	// ID is the call's ID as the model gave it.
 	ID string
+	// Renew returns a snapshot, filtered as Skills, that is newer than
+	// Skills, for a call whose read found a skill's files changed on disk
+	// (registry.ErrStale): Tool.Call then runs the handler once more on
+	// it. Nil: such a call fails with an error the model sees.
+	Renew func(ctx context.Context) (*registry.Snapshot, error)
 }
 
 // State is the read side of an agent's skill load state.

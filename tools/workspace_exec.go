@@ -342,6 +342,11 @@ func (e *Executor) stage(ctx context.Context, ws *workspace.Workspace, snap *reg
 			return nil, fmt.Errorf("tools: stage skill %q: %w", name, err)
 		}
 		st, err := ws.Stage(ctx, name, src)
+		if errors.Is(err, workspace.ErrSourceChanged) {
+			// Nothing has run yet: Tool.Call stages again from a renewed
+			// snapshot.
+			return nil, fmt.Errorf("tools: stage skill %q: %w (%w)", name, err, registry.ErrStale)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("tools: stage skill %q: %w", name, err)
 		}

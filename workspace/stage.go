@@ -411,9 +411,13 @@ func (sc *scanned) hashMissing(ctx context.Context, src fs.FS, prev *manifest) (
 
 // openListed opens the source file of n and checks, on the opened file's
 // own Stat, that it is the file the walk listed: a regular file of the
-// listed size and, where both stats say, the same device and inode.
+// listed size and, where both stats say, the same device and inode. A
+// listed file that is gone is a changed source too.
 func openListed(src fs.FS, n *node) (fs.File, error) {
 	f, err := src.Open(n.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s was listed and is gone; stage again", ErrSourceChanged, n.path)
+	}
 	if err != nil {
 		return nil, err
 	}
