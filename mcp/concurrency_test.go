@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -150,9 +151,23 @@ func TestConcurrentClientsDuringReload(t *testing.T) {
 					errs <- fmt.Errorf("client %d round %d: the workspace holds %q, want its own %s", c, i, text, prev)
 				}
 				wrote = i
-				if _, err := cs.ListResources(ctx, nil); err != nil {
+				lr, err := cs.ListResources(ctx, nil)
+				if err != nil {
 					errs <- fmt.Errorf("client %d: resources/list: %w", c, err)
 					return
+				}
+				if !slices.ContainsFunc(lr.Resources, func(r *sdk.Resource) bool { return r.URI == "skill://greet/SKILL.md" }) {
+					errs <- fmt.Errorf("client %d: resources/list lacks greet: %d resources", c, len(lr.Resources))
+				}
+				rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "skill://greet/SKILL.md"})
+				switch {
+				case err != nil && strings.Contains(err.Error(), "is changing on disk"):
+					changing.Add(1)
+				case err != nil:
+					errs <- fmt.Errorf("client %d: resources/read: %w", c, err)
+					return
+				case len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "name: greet"):
+					errs <- fmt.Errorf("client %d: resources/read of greet: %+v", c, rr.Contents)
 				}
 			}
 		}()

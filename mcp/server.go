@@ -241,7 +241,13 @@ func (s *Server) newServer(ctx context.Context, stateless bool, catalog string) 
 	if !s.o.NoPrompts {
 		sv.prompts = s.setPrompts(ctx, srv, nil, s.kit.Skills(ctx), catalog)
 	}
-	sv.skills = addSkills(srv, skillsConfig{Snapshot: s.kit.Skills, PageSize: s.o.PageSize, TTL: ttlFor(s.o.Refresh)})
+	sv.skills = addSkills(srv, skillsConfig{Snapshot: s.kit.Skills, PageSize: s.o.PageSize, TTL: ttlFor(s.o.Refresh),
+		Renew: func(ctx context.Context, stale *registry.Snapshot) (*registry.Snapshot, error) {
+			if _, err := s.kit.Registry().Renew(ctx, stale); err != nil {
+				return nil, err
+			}
+			return s.kit.Skills(ctx), nil
+		}})
 	return sv, nil
 }
 

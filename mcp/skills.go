@@ -81,6 +81,10 @@ type skillsConfig struct {
 	// Private marks results as cacheScope "private" (for one user only),
 	// for a Snapshot that depends on who asks; the default is "public".
 	Private bool
+	// Renew returns a snapshot (as Snapshot does: for the request's
+	// context) newer than stale, whose reads found a skill changed on
+	// disk; nil: such a request fails with an error that says so.
+	Renew func(ctx context.Context, stale *registry.Snapshot) (*registry.Snapshot, error)
 
 	// maxFiles and maxBytes replace the extension's limits (0: 512 files,
 	// 16 MiB) so tests can reach them with small skills.
@@ -250,7 +254,8 @@ func (s *skillsServer) filterResourceList(next sdk.MethodHandler) sdk.MethodHand
 		kept := make([]*sdk.Resource, 0, len(lr.Resources))
 		for _, r := range lr.Resources {
 			if u, perr := parseURI(r.URI); perr == nil {
-				if _, why, err := s.served(ctx, snap, u.Name); err != nil || why != "" {
+				if _, why, err := s.served(ctx, snap, u.Name); err != nil && !errors.Is(err, registry.ErrStale) || why != "" {
+					// (A skill changing on disk stays listed: it is there.)
 					if ctx.Err() != nil {
 						return nil, internalError(ctx.Err())
 					}
@@ -338,31 +343,32 @@ func (s *skillsServer) list(ctx context.Context, _ *sdk.ServerSession, p *listSk
 		}
 		after = string(b)
 	}
-	snap, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sums := snap.Summaries()
-	i := sort.Search(len(sums), func(i int) bool { return sums[i].Name > after })
-	res := &listSkillsResult{ResultType: resultComplete, Skills: []*skillEntry{}, Cacheable: s.cacheable()}
-	last := ""
-	for ; i < len(sums); i++ {
-		if len(res.Skills) == s.cfg.PageSize {
-			res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(last))
-			break
+	return retryStale(ctx, s, func(snap *registry.Snapshot) (*listSkillsResult, error) {
+		sums := snap.Summaries()
+		i := sort.Search(len(sums), func(i int) bool { return sums[i].Name > after })
+		res := &listSkillsResult{ResultType: resultComplete, Skills: []*skillEntry{}, Cacheable: s.cacheable()}
+		last := ""
+		for ; i < len(sums); i++ {
+			if len(res.Skills) == s.cfg.PageSize {
+				res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(last))
+				break
+			}
+			name := sums[i].Name
+			e, why, err := s.entry(ctx, snap, name)
+			if err != nil && ctx.Err() != nil {
+				return nil, internalError(ctx.Err())
+			}
+			if errors.Is(err, registry.ErrStale) {
+				return nil, err // listed again on a renewed snapshot
+			}
+			if err != nil || why != "" {
+				continue
+			}
+			res.Skills = append(res.Skills, e)
+			last = name
 		}
-		name := sums[i].Name
-		e, why, err := s.entry(ctx, snap, name)
-		if err != nil && ctx.Err() != nil {
-			return nil, internalError(ctx.Err())
-		}
-		if err != nil || why != "" {
-			continue
-		}
-		res.Skills = append(res.Skills, e)
-		last = name
-	}
-	return res, nil
+		return res, nil
+	})
 }
 
 // get answers skills/get for the SKILL.md URI of a served skill, listed or
@@ -378,18 +384,16 @@ func (s *skillsServer) get(ctx context.Context, _ *sdk.ServerSession, p *getSkil
 	if u.Path != skill.FileName {
 		return nil, invalidParamsURI(p.URI, "%s is not the URI of a skill's SKILL.md; use %s", p.URI, skillMDURI(u.Name))
 	}
-	snap, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	e, why, err := s.entry(ctx, snap, u.Name)
-	if err != nil {
-		return nil, s.readError(p.URI, err)
-	}
-	if why != "" {
-		return nil, invalidParamsURI(p.URI, "No skill is served at %s: %s", p.URI, why)
-	}
-	return &getSkillResult{ResultType: resultComplete, Skill: e, Cacheable: s.cacheable()}, nil
+	return retryStale(ctx, s, func(snap *registry.Snapshot) (*getSkillResult, error) {
+		e, why, err := s.entry(ctx, snap, u.Name)
+		if err != nil {
+			return nil, s.readErrStale(p.URI, err)
+		}
+		if why != "" {
+			return nil, invalidParamsURI(p.URI, "No skill is served at %s: %s", p.URI, why)
+		}
+		return &getSkillResult{ResultType: resultComplete, Skill: e, Cacheable: s.cacheable()}, nil
+	})
 }
 
 // readDir answers resources/directory/read: the direct children of the
@@ -412,46 +416,44 @@ func (s *skillsServer) readDir(ctx context.Context, _ *sdk.ServerSession, p *rea
 		}
 		after = string(b)
 	}
-	snap, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sv, why, err := s.served(ctx, snap, u.Name)
-	if err != nil {
-		return nil, s.readError(p.URI, err)
-	}
-	if why != "" {
-		return nil, invalidParamsURI(p.URI, "No skill is served at %s: %s", p.URI, why)
-	}
-	kids, isDir := children(sv.manifest, u.Path)
-	if !isDir {
-		if _, ok := sv.manifest.Lookup(u.Path); ok {
-			return nil, invalidParamsURI(p.URI, "%s is not a directory resource; read it with resources/read", p.URI)
+	return retryStale(ctx, s, func(snap *registry.Snapshot) (*readDirResult, error) {
+		sv, why, err := s.served(ctx, snap, u.Name)
+		if err != nil {
+			return nil, s.readErrStale(p.URI, err)
 		}
-		return nil, invalidParamsURI(p.URI, "%s does not exist", p.URI)
-	}
-	i := sort.Search(len(kids), func(i int) bool { return kids[i].name > after })
-	res := &readDirResult{ResultType: resultComplete, Resources: []*sdk.Resource{}, Cacheable: s.cacheable()}
-	for ; i < len(kids); i++ {
-		if len(res.Resources) == s.cfg.PageSize {
-			res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(kids[i-1].name))
-			break
+		if why != "" {
+			return nil, invalidParamsURI(p.URI, "No skill is served at %s: %s", p.URI, why)
 		}
-		k := kids[i]
-		rel := path.Join(u.Path, k.name)
-		r := &sdk.Resource{URI: fileURI(u.Name, rel), Name: k.name}
-		if k.dir {
-			r.MIMEType = dirMIME
-		} else {
-			r.Size = k.size
-			r.MIMEType, err = s.fileMIME(ctx, snap, u.Name, rel)
-			if err != nil {
-				return nil, s.readError(r.URI, err)
+		kids, isDir := children(sv.manifest, u.Path)
+		if !isDir {
+			if _, ok := sv.manifest.Lookup(u.Path); ok {
+				return nil, invalidParamsURI(p.URI, "%s is not a directory resource; read it with resources/read", p.URI)
 			}
+			return nil, invalidParamsURI(p.URI, "%s does not exist", p.URI)
 		}
-		res.Resources = append(res.Resources, r)
-	}
-	return res, nil
+		i := sort.Search(len(kids), func(i int) bool { return kids[i].name > after })
+		res := &readDirResult{ResultType: resultComplete, Resources: []*sdk.Resource{}, Cacheable: s.cacheable()}
+		for ; i < len(kids); i++ {
+			if len(res.Resources) == s.cfg.PageSize {
+				res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(kids[i-1].name))
+				break
+			}
+			k := kids[i]
+			rel := path.Join(u.Path, k.name)
+			r := &sdk.Resource{URI: fileURI(u.Name, rel), Name: k.name}
+			if k.dir {
+				r.MIMEType = dirMIME
+			} else {
+				r.Size = k.size
+				r.MIMEType, err = s.fileMIME(ctx, snap, u.Name, rel)
+				if err != nil {
+					return nil, s.readErrStale(r.URI, err)
+				}
+			}
+			res.Resources = append(res.Resources, r)
+		}
+		return res, nil
+	})
 }
 
 // child is one direct child of a folder of a skill.
@@ -502,48 +504,86 @@ func (s *skillsServer) readResource(ctx context.Context, req *sdk.ReadResourceRe
 	if u.Path == "" {
 		return nil, invalidParamsURI(raw, "%s is a directory resource; list it with resources/directory/read", raw)
 	}
+	return retryStale(ctx, s, func(snap *registry.Snapshot) (*sdk.ReadResourceResult, error) {
+		sv, why, err := s.served(ctx, snap, u.Name)
+		if err != nil {
+			return nil, s.readErrStale(raw, err)
+		}
+		if why != "" {
+			return nil, invalidParamsURI(raw, "Resource not found: no skill is served at %s: %s", skillMDURI(u.Name), why)
+		}
+		if _, ok := sv.manifest.Lookup(u.Path); !ok {
+			if _, isDir := children(sv.manifest, u.Path); isDir {
+				return nil, invalidParamsURI(raw, "%s is a directory resource; list it with resources/directory/read", raw)
+			}
+			return nil, sdk.ResourceNotFoundError(raw)
+		}
+		fsys, err := snap.Files(ctx, u.Name)
+		if err != nil {
+			return nil, s.readErrStale(raw, err)
+		}
+		data, err := fs.ReadFile(fsys, u.Path)
+		if err != nil {
+			return nil, s.readErrStale(raw, err)
+		}
+		mime, text := contentType(u.Path, data)
+		c := &sdk.ResourceContents{URI: raw, MIMEType: mime}
+		switch {
+		case len(data) == 0:
+			// The SDK leaves out an empty text; an empty blob stays on the
+			// wire, so the contents keep a text or a blob as the schema asks.
+			c.Blob = []byte{}
+		case text:
+			c.Text = string(data)
+		default:
+			c.Blob = data
+		}
+		// ttlMs 0: a client re-reads rather than keep bytes a refresh may
+		// have replaced; hosts cache files by the digests of the entry instead.
+		rc := s.cacheable()
+		rc.TTLMs = 0
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{c}, Cacheable: rc}, nil
+	})
+}
+
+// staleRetries bounds the renewed snapshots a request tries when the
+// skill it reads changes on disk meanwhile.
+const staleRetries = 3
+
+// retryStale runs fn on the request's snapshot and, while its error wraps
+// registry.ErrStale (a skill changed on disk since the snapshot was
+// taken), on renewed ones; a skill that keeps changing is an error that
+// says so.
+func retryStale[T any](ctx context.Context, s *skillsServer, fn func(*registry.Snapshot) (T, error)) (T, error) {
+	var zero T
 	snap, err := s.snapshot(ctx)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	sv, why, err := s.served(ctx, snap, u.Name)
-	if err != nil {
-		return nil, s.readError(raw, err)
-	}
-	if why != "" {
-		return nil, invalidParamsURI(raw, "Resource not found: no skill is served at %s: %s", skillMDURI(u.Name), why)
-	}
-	if _, ok := sv.manifest.Lookup(u.Path); !ok {
-		if _, isDir := children(sv.manifest, u.Path); isDir {
-			return nil, invalidParamsURI(raw, "%s is a directory resource; list it with resources/directory/read", raw)
+	for i := 0; ; i++ {
+		v, err := fn(snap)
+		if !errors.Is(err, registry.ErrStale) {
+			return v, err
 		}
-		return nil, sdk.ResourceNotFoundError(raw)
+		if s.cfg.Renew == nil || i == staleRetries {
+			return zero, internalError(errors.New("the skill is changing on disk (being edited or replaced); try again in a moment"))
+		}
+		if snap, err = s.cfg.Renew(ctx, snap); err != nil || snap == nil {
+			if ctx.Err() != nil {
+				return zero, internalError(ctx.Err())
+			}
+			return zero, internalError(errors.New("the skill is changing on disk (being edited or replaced); try again in a moment"))
+		}
 	}
-	fsys, err := snap.Files(ctx, u.Name)
-	if err != nil {
-		return nil, s.readError(raw, err)
+}
+
+// readErrStale is readError, except that an error wrapping
+// registry.ErrStale is returned as it is, for retryStale.
+func (s *skillsServer) readErrStale(uri string, err error) error {
+	if errors.Is(err, registry.ErrStale) {
+		return err
 	}
-	data, err := fs.ReadFile(fsys, u.Path)
-	if err != nil {
-		return nil, s.readError(raw, err)
-	}
-	mime, text := contentType(u.Path, data)
-	c := &sdk.ResourceContents{URI: raw, MIMEType: mime}
-	switch {
-	case len(data) == 0:
-		// The SDK leaves out an empty text; an empty blob stays on the
-		// wire, so the contents keep a text or a blob as the schema asks.
-		c.Blob = []byte{}
-	case text:
-		c.Text = string(data)
-	default:
-		c.Blob = data
-	}
-	// ttlMs 0: a client re-reads rather than keep bytes a refresh may
-	// have replaced; hosts cache files by the digests of the entry instead.
-	rc := s.cacheable()
-	rc.TTLMs = 0
-	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{c}, Cacheable: rc}, nil
+	return s.readError(uri, err)
 }
 
 // errNoSkill is the error of served for a name the snapshot does not hold.

@@ -952,3 +952,62 @@ func TestAddSkillsRefusesBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// A skill file replaced on disk after the snapshot pinned its digest: with
+// Renew, skills/list, skills/get and resources/read answer from a renewed
+// snapshot (new bytes, new digest, the skill still listed); without it,
+// the read is refused rather than served with a stale digest.
+func TestSkillsStaleRenewed(t *testing.T) {
+	for _, renew := range []bool{false, true} {
+		t.Run(fmt.Sprintf("renew=%v", renew), func(t *testing.T) {
+			var h *harness
+			cfg := skillsConfig{}
+			if renew {
+				cfg.Renew = func(ctx context.Context, stale *registry.Snapshot) (*registry.Snapshot, error) {
+					if _, err := h.reg.Renew(ctx, stale); err != nil {
+						return nil, err
+					}
+					return h.reg.Snapshot(), nil
+				}
+			}
+			h = newHarness(t, protocols[0], cfg)
+			const uri = "skill://beta/notes.md"
+			if data, _, _ := h.read(t, uri); string(data) != "notes\n" {
+				t.Fatalf("before: %q", data)
+			}
+			h.list(t, "") // pins every digest
+			p := filepath.Join(h.root, "beta", "notes.md")
+			if err := os.WriteFile(p+".new", []byte("new notes!\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(p+".new", p); err != nil {
+				t.Fatal(err)
+			}
+			res, err := h.cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri})
+			if !renew {
+				if err == nil || !strings.Contains(err.Error(), "changing on disk") {
+					t.Errorf("read without Renew: %v %+v, want it refused", err, res)
+				}
+				return
+			}
+			if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "new notes!\n" {
+				t.Fatalf("read with Renew: %v %+v", err, res)
+			}
+			sum := sha256.Sum256([]byte("new notes!\n"))
+			listed := false
+			for _, e := range h.list(t, "").Skills {
+				for _, r := range e.Resources {
+					if r.URI == uri {
+						listed = true
+						if r.Digest != "sha256:"+hex.EncodeToString(sum[:]) {
+							t.Errorf("digest %s, want that of the new bytes", r.Digest)
+						}
+					}
+				}
+			}
+			if !listed {
+				t.Error("skills/list lacks beta's notes.md")
+			}
+		})
+	}
+}
