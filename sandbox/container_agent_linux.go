@@ -740,15 +740,7 @@ func (e *aexec) wait(finish func(res *Result)) (*Result, error) {
 		// is ended.
 		e.signal(syscall.SIGKILL)
 		return nil, e.a.lostErr(e.p.args[0])
-	case killed:
-		res.Signal = int(syscall.SIGKILL)
-		res.ExitCode = 128 + res.Signal
-	case timedOut:
-		res.Signal = int(syscall.SIGTERM)
-		if graceKilled {
-			res.Signal = int(syscall.SIGKILL)
-		}
-		res.ExitCode = 128 + res.Signal
+	case forcedEnd(res, killed, timedOut, graceKilled):
 	default:
 		res.ExitCode = e.exit.Exit
 		res.Signal = e.exit.Signal

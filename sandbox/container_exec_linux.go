@@ -168,15 +168,7 @@ func (e *cexec) wait(finish func(res *Result)) (*Result, error) {
 		icancel()
 	}
 	switch {
-	case killed:
-		res.Signal = int(syscall.SIGKILL)
-		res.ExitCode = 128 + res.Signal
-	case timedOut:
-		res.Signal = int(syscall.SIGTERM)
-		if graceKilled {
-			res.Signal = int(syscall.SIGKILL)
-		}
-		res.ExitCode = 128 + res.Signal
+	case forcedEnd(res, killed, timedOut, graceKilled):
 	case stErr != nil:
 		return nil, fmt.Errorf("sandbox: run %q: %w", e.p.args[0], stErr)
 	default:
@@ -190,6 +182,25 @@ func (e *cexec) wait(finish func(res *Result)) (*Result, error) {
 		return res, fmt.Errorf("sandbox: command ended by the caller's context: %w", err)
 	}
 	return res, nil
+}
+
+// forcedEnd fills the signal and status of res for a command the runner
+// ended — Process.Kill (SIGKILL) or the deadline (SIGTERM, or SIGKILL
+// after the grace) — and reports whether it was one.
+func forcedEnd(res *Result, killed, timedOut, graceKilled bool) bool {
+	switch {
+	case killed:
+		res.Signal = int(syscall.SIGKILL)
+	case timedOut:
+		res.Signal = int(syscall.SIGTERM)
+		if graceKilled {
+			res.Signal = int(syscall.SIGKILL)
+		}
+	default:
+		return false
+	}
+	res.ExitCode = 128 + res.Signal
+	return true
 }
 
 // startFailed reports whether an exec that ended with status and stdout
