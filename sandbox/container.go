@@ -33,7 +33,7 @@ type ContainerOptions struct {
 	CPUs float64
 	// Init is the argv of each container's first process, which only has
 	// to stay up and reap orphans; the agent and the commands run next
-	// to it. Empty
+	// to it. It should handle no signal, or a command can end it. Empty
 	// means DefaultContainerInit, which needs /bin/sh and sleep in the
 	// image.
 	Init []string
@@ -69,9 +69,12 @@ const (
 )
 
 // DefaultContainerInit keeps a container up: a shell (PID 1) that waits
-// for a long sleep, over and over, reaping orphaned processes as it goes,
-// and exits at SIGTERM.
-var DefaultContainerInit = []string{"/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"}
+// for a long sleep, over and over, reaping orphaned processes as it goes.
+// It handles no signal, so the kernel drops every signal a command sends
+// it (a PID namespace's init gets from inside only the signals it
+// handles): no command can end the container. The runner ends it from
+// the host.
+var DefaultContainerInit = []string{"/bin/sh", "-c", "while :; do sleep 3600 & wait $!; done"}
 
 // DefaultContainerSockets are the sockets tried, in order, when neither
 // ContainerOptions.Socket nor DOCKER_HOST names one: Docker's, then

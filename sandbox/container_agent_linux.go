@@ -342,12 +342,27 @@ func (a *agentConn) serve(fr *bufio.Reader) {
 
 // send writes one frame to the agent.
 func (a *agentConn) send(typ byte, id uint32, payload []byte) error {
+	return a.sendWithin(agentSilence, typ, id, payload)
+}
+
+// sendWithin writes one frame to the agent within d. An agent that takes
+// none of its input for that long is stopped (or starved by a command),
+// and a frame cut short leaves the stream unusable: a write that fails
+// abandons the agent, and the error wraps errAgentGone.
+func (a *agentConn) sendWithin(d time.Duration, typ byte, id uint32, payload []byte) error {
 	a.wmu.Lock()
 	defer a.wmu.Unlock()
-	_ = a.h.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	if a.isDead() {
+		return errAgentGone
+	}
+	_ = a.h.conn.SetWriteDeadline(time.Now().Add(d))
 	err := writeFrame(a.h.conn, typ, id, payload)
 	_ = a.h.conn.SetWriteDeadline(time.Time{})
-	return err
+	if err != nil {
+		a.abandon()
+		return fmt.Errorf("%w: write to the agent: %w", errAgentGone, err)
+	}
+	return nil
 }
 
 // close ends the agent (its stdin ends: it kills what it started), as
@@ -483,9 +498,10 @@ func (a *agentConn) launch(ctx, life context.Context, p *prepared, stdout, stder
 		a.mu.Unlock()
 		e.kill()
 	}
-	if err := a.send(frameStart, e.id, req); err != nil {
+	if err := a.sendWithin(min(agentSilence, p.timeout), frameStart, e.id, req); err != nil {
+		// Cut short, or not sent: the agent cannot have started it.
 		forget()
-		return nil, fmt.Errorf("%w: write to the agent: %w", errAgentGone, err)
+		return nil, err
 	}
 	answer := time.NewTimer(min(p.timeout, agentAnswerTimeout))
 	defer answer.Stop()
@@ -495,8 +511,9 @@ wait:
 	case st = <-e.started:
 	case <-a.ended:
 		forget()
-		if a.wasClosed() {
-			// The container goes: as an exec the container lost.
+		if a.wasClosed() || !a.r.running(ctx, a.c) {
+			// The container goes, or went: as an exec the container
+			// lost (what it may have started went with it).
 			return nil, fmt.Errorf("%w: %w", errContainerGone, a.lostErr(p.args[0]))
 		}
 		// Whether the command started is not known: it is not started

@@ -57,7 +57,8 @@ func (r *containerRunner) launch(ctx, life context.Context, c *ctr, p *prepared,
 	}
 	var made idAnswer
 	if err := r.api.call(ctx, "POST", "/containers/"+url.PathEscape(c.id)+"/exec", nil, ec, &made); err != nil {
-		if s := engineStatus(err); s == 404 || s == 409 {
+		if s := engineStatus(err); s == 404 || s == 409 || s != 0 && !r.running(ctx, c) {
+			// (Podman answers 500 for a container that stopped.)
 			return nil, fmt.Errorf("%w: %w", errContainerGone, err)
 		}
 		return nil, fmt.Errorf("sandbox: run %q: %w", p.args[0], err)
@@ -182,6 +183,13 @@ func (e *cexec) wait(finish func(res *Result)) (*Result, error) {
 		return res, fmt.Errorf("sandbox: command ended by the caller's context: %w", err)
 	}
 	return res, nil
+}
+
+// running reports whether the engine says c runs (false when it cannot
+// tell).
+func (r *containerRunner) running(ctx context.Context, c *ctr) bool {
+	var st ctrInspect
+	return r.api.call(ctx, "GET", "/containers/"+url.PathEscape(c.id)+"/json", nil, nil, &st) == nil && st.State.Running
 }
 
 // forcedEnd fills the signal and status of res for a command the runner

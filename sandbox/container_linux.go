@@ -57,6 +57,7 @@ type containerRunner struct {
 	closed bool
 	// sweeping: a sweep for leftovers runs (one at a time).
 	sweeping bool
+	made     uint64 // containers made, in their names
 }
 
 // ctr is one container.
@@ -397,8 +398,11 @@ func (r *containerRunner) acquire(ctx context.Context, p *prepared) (*ctr, error
 	made := false
 	if c == nil {
 		sum := sha256.Sum256([]byte(key))
+		// Numbered: the container this one replaces may still be on its
+		// way out under the same settings.
+		r.made++
 		c = &ctr{key: key, workspace: p.workspace, ready: make(chan struct{}),
-			name: "skillkit-" + r.id + "-" + hex.EncodeToString(sum[:6])}
+			name: "skillkit-" + r.id + "-" + hex.EncodeToString(sum[:6]) + "-" + strconv.FormatUint(r.made, 10)}
 		r.ctrs[key] = c
 		made = true
 	}

@@ -381,6 +381,65 @@ func testContainer(t *testing.T, env *podmanEnv, noAgent bool) {
 			t.Errorf("err = %v", err)
 		}
 	})
+	t.Run("a command cannot end its container", func(t *testing.T) {
+		ws := testWorkspace(t)
+		// The container's init handles no signal: from inside, the kernel
+		// drops every signal sent to it.
+		res := crun(t, r, "kill -TERM 1; kill -KILL 1; kill -STOP 1; echo sent", Spec{Workspace: ws})
+		if string(res.Stdout) != "sent\n" {
+			t.Errorf("%+v", res)
+		}
+		if res := crun(t, r, "echo still", Spec{Workspace: ws}); string(res.Stdout) != "still\n" {
+			t.Errorf("after: %+v", res)
+		}
+	})
+	t.Run("a container that died is replaced", func(t *testing.T) {
+		ws := testWorkspace(t)
+		for i := range 2 {
+			crun(t, r, "true", Spec{Workspace: ws})
+			cr := r.(*containerRunner)
+			real, _ := filepath.EvalSymlinks(ws)
+			cr.mu.Lock()
+			var pid int
+			for _, c := range cr.ctrs {
+				if c.workspace == real {
+					pid = c.initPid
+				}
+			}
+			cr.mu.Unlock()
+			if pid <= 0 {
+				t.Fatal("no container for the workspace")
+			}
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			for !cr.gone(pid) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if res := crun(t, r, "echo again", Spec{Workspace: ws}); string(res.Stdout) != "again\n" {
+				t.Errorf("round %d: %+v", i, res)
+			}
+		}
+	})
+	t.Run("a workspace released and used at once", func(t *testing.T) {
+		// The next container is made while the last is being removed:
+		// their names must differ.
+		ws := testWorkspace(t)
+		for i := range 5 {
+			crun(t, r, "true", Spec{Workspace: ws})
+			done := make(chan error, 1)
+			go func() { done <- r.(WorkspaceReleaser).ReleaseWorkspace(ws) }()
+			for r.(*containerRunner).holds(ws) {
+				time.Sleep(time.Millisecond)
+			}
+			if _, err := r.Run(context.Background(), Spec{Args: []string{"/bin/true"}, Workspace: ws}); err != nil {
+				t.Errorf("round %d: %v", i, err)
+			}
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}
+	})
 	if !noAgent {
 		t.Run("command agent", func(t *testing.T) { testContainerAgent(t, env, r) })
 	}
@@ -440,6 +499,29 @@ func testContainerAgent(t *testing.T, env *podmanEnv, r Runner) {
 		}
 		if res := crun(t, r, "echo again", Spec{Workspace: ws}); string(res.Stdout) != "again\n" {
 			t.Errorf("the next command: %+v", res)
+		}
+	})
+	t.Run("a stopped agent and a large start request", func(t *testing.T) {
+		// The request does not fit the pipes of a stopped agent: the
+		// write gives up within the command's timeout, the agent is
+		// ended and the command runs in a new one.
+		r := newContainerRunner(t, env, ContainerOptions{KillGrace: 300 * time.Millisecond})
+		ws := testWorkspace(t)
+		pa := startSh(t, r, "echo up; read go; kill -STOP $PPID; sleep 1000", Spec{Workspace: ws})
+		readUntil(t, pa, "up\n")
+		if _, err := pa.Write(t.Context(), []byte("go\n")); err != nil {
+			t.Fatal(err)
+		}
+		for !r.(*containerRunner).agentStopped(ws) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		args := []string{"/bin/sh", "-c", "echo $#", "x"}
+		for range 90 {
+			args = append(args, strings.Repeat("a", 10<<10)) // 900 KiB
+		}
+		res, err := r.Run(context.Background(), Spec{Args: args, Workspace: ws, Timeout: 2 * time.Second})
+		if err != nil || string(res.Stdout) != "90\n" {
+			t.Errorf("%v %+v", err, res)
 		}
 	})
 	t.Run("memory pressure ends commands and spares the agent", func(t *testing.T) {
@@ -559,6 +641,41 @@ func agentThreads(t *testing.T, r Runner, ws string) int {
 	}
 	t.Fatalf("no container for %s", ws)
 	return 0
+}
+
+// holds reports whether the runner keeps a container for ws.
+func (r *containerRunner) holds(ws string) bool {
+	real, _ := filepath.EvalSymlinks(ws)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.ctrs {
+		if c.workspace == real {
+			return true
+		}
+	}
+	return false
+}
+
+// gone reports whether the host process pid has ended (or is a zombie).
+func (r *containerRunner) gone(pid int) bool {
+	_, alive := sessionOf(pid)
+	return !alive
+}
+
+// agentStopped reports whether the agent of ws's container is stopped.
+func (r *containerRunner) agentStopped(ws string) bool {
+	real, _ := filepath.EvalSymlinks(ws)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.ctrs {
+		if pid := c.agentPid(); c.workspace == real && pid > 0 {
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+			if i := bytes.LastIndexByte(b, ')'); err == nil && i > 0 && i+2 < len(b) {
+				return b[i+2] == 'T' || b[i+2] == 't'
+			}
+		}
+	}
+	return false
 }
 
 // agentTasksOf is what the agent adds to a container's pids bound.
