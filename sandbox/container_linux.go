@@ -144,7 +144,11 @@ func (c *ctr) agentPid() int {
 // command's deadline, too), and the next command gets a new agent. It
 // cannot trace the agent or read its memory (the agent is not dumpable).
 // Commands start with oom_score_adj 1000, so that the kernel, out of
-// memory, ends them before the agent. A command whose argv and
+// memory, ends them before the agent (a command may lower its own back
+// to the agent's, and so harm only its own workspace). No command can
+// end its container: DefaultContainerInit handles no signal, so the
+// kernel drops those a command sends it; a container that dies anyway is
+// replaced on the next command. A command whose argv and
 // environment exceed 1 MiB is an engine exec. Where the agent cannot
 // start three times in a container, that container's commands are engine
 // execs (logged as a warning); ContainerOptions.NoAgent makes every
