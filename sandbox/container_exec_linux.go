@@ -182,6 +182,14 @@ func (e *cexec) wait(finish func(res *Result)) (*Result, error) {
 	if err := e.life.Err(); err != nil {
 		return res, fmt.Errorf("sandbox: command ended by the caller's context: %w", err)
 	}
+	r.mu.Lock()
+	removed := e.c.removed
+	r.mu.Unlock()
+	if removed && !killed && !timedOut && res.Signal == int(syscall.SIGKILL) {
+		// Ended by the container's removal (ReleaseWorkspace, Close),
+		// not by itself: as the agent's path says.
+		return nil, fmt.Errorf("sandbox: run %q: the workspace's container was removed while the command ran", e.p.args[0])
+	}
 	return res, nil
 }
 

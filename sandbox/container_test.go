@@ -440,6 +440,30 @@ func testContainer(t *testing.T, env *podmanEnv, noAgent bool) {
 			}
 		}
 	})
+	t.Run("a runner closed during a command", func(t *testing.T) {
+		r, err := NewContainer(&ContainerOptions{Socket: env.Socket, Image: env.Image, NoAgent: noAgent, Logger: discardLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws := testWorkspace(t)
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.Run(context.Background(), Spec{Args: []string{"/bin/sh", "-c", "touch started; sleep 100"}, Workspace: ws})
+			done <- err
+		}()
+		for {
+			if _, err := os.Stat(filepath.Join(ws, "started")); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if err := r.(io.Closer).Close(); err != nil {
+			t.Error(err)
+		}
+		if err := <-done; err == nil || !strings.Contains(err.Error(), "removed while the command ran") {
+			t.Errorf("the command's end: %v, want the container's removal", err)
+		}
+	})
 	if !noAgent {
 		t.Run("command agent", func(t *testing.T) { testContainerAgent(t, env, r) })
 	}
