@@ -215,7 +215,7 @@ func TestInstallProjectAndPaths(t *testing.T) {
 	os.WriteFile(tgz, tgzOf(t, archiveFile{name: "SKILL.md", body: testSkill("gamma")}, archiveFile{name: "notes.txt", body: "n"}), 0o644)
 	out, errOut, code := e.run("install", "--project", tgz)
 	proj := filepath.Join(e.project, ".agents", "skills")
-	if code != 0 || out != fmt.Sprintf("Installed gamma: %s (from %s)\n", filepath.Join(proj, "gamma"), tgz) {
+	if code != 0 || out != fmt.Sprintf("Installed gamma: %s (from %s: gamma)\n", filepath.Join(proj, "gamma"), tgz) {
 		t.Fatalf("tgz: exit %d\n%s%s", code, out, errOut)
 	}
 	if readFile(t, filepath.Join(proj, "gamma", "notes.txt")) != "n" {

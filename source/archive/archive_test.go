@@ -667,3 +667,50 @@ func TestCacheOthersCouldWrite(t *testing.T) {
 		t.Errorf("a cache of one's own: %v", err)
 	}
 }
+
+// An archive of one skill with its SKILL.md at the top: the skill is
+// found in a folder of its own name, so nothing warns that the folder
+// (the cache's tree) does not match the skill's name.
+func TestOpenSkillAtTop(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "solo-1.2.zip")
+	data := makeZip(t, []entry{{name: "SKILL.md", body: skillMD("solo")}, {name: "scripts/run.sh", body: "echo hi\n"}})
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := Open(context.Background(), file, &Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := source.Discover(context.Background(), src, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Skills) != 1 || res.Skills[0].Front.Name != "solo" {
+		t.Fatalf("skills %+v", res.Skills)
+	}
+	if len(res.Diagnostics) != 0 {
+		t.Errorf("diagnostics %+v", res.Diagnostics)
+	}
+	if _, err := os.Stat(filepath.Join(src.Path, "solo", "scripts", "run.sh")); err != nil {
+		t.Errorf("the skill's files: %v", err)
+	}
+}
+
+// A top SKILL.md whose name cannot name a folder: the archive's own name
+// does, when it is a valid skill name.
+func TestOpenSkillAtTopNamedByArchive(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "report.tar.gz")
+	md := "---\nname: Report Writer\ndescription: Writes reports.\n---\nWrite.\n"
+	if err := os.WriteFile(file, makeTar(t, []entry{{name: "SKILL.md", body: md}}, true), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := Open(context.Background(), file, &Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(src.Path, "report", "SKILL.md")); err != nil {
+		t.Errorf("want the skill in a folder named for the archive: %v", err)
+	}
+}

@@ -14,9 +14,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/skillkit/skillkit/skill"
 )
 
 // metaFile records, in an archive's cache folder, what was fetched.
@@ -235,6 +238,10 @@ func (c *cache) install(ctx context.Context, f *os.File, size int64, h hash.Hash
 			os.RemoveAll(tmp)
 			return "", err
 		}
+		if tmp, err = c.nestTopSkill(tmp); err != nil {
+			os.RemoveAll(tmp)
+			return "", err
+		}
 		if err := os.Chmod(tmp, 0o755); err != nil {
 			os.RemoveAll(tmp)
 			return "", err
@@ -252,6 +259,45 @@ func (c *cache) install(ctx context.Context, f *os.File, size int64, h hash.Hash
 	}
 	c.sweep(m.Tree, prev)
 	return tree, nil
+}
+
+// nestTopSkill moves an unpacked archive whose top holds a SKILL.md —
+// one skill, packed from inside its folder — into a folder named for the
+// skill (its front matter's name, else the archive's), so that the
+// skill's folder matches its name as a skill's must. It returns the
+// folder that now holds the tree.
+func (c *cache) nestTopSkill(tmp string) (string, error) {
+	fi, err := os.Lstat(filepath.Join(tmp, skill.FileName))
+	if err != nil || !fi.Mode().IsRegular() {
+		return tmp, nil
+	}
+	name := ""
+	if data, err := os.ReadFile(filepath.Join(tmp, skill.FileName)); err == nil {
+		if doc, _, err := skill.Parse(data, skill.ParseOptions{}); err == nil && skill.ValidName(doc.Name) {
+			name = doc.Name
+		}
+	}
+	if name == "" {
+		label, _, _ := strings.Cut(c.loc.label, "#")
+		label, _, _ = strings.Cut(label, "?")
+		base := strings.ToLower(path.Base(strings.TrimSuffix(label, "/")))
+		for _, ext := range []string{".tar.gz", ".tgz", ".tar", ".zip"} {
+			base = strings.TrimSuffix(base, ext)
+		}
+		if !skill.ValidName(base) {
+			return tmp, nil // discovery says what is wrong with it
+		}
+		name = base
+	}
+	outer, err := os.MkdirTemp(c.dir, "unpack-*.tmp")
+	if err != nil {
+		return tmp, fmt.Errorf("archive %s: the cache: %w", c.loc.label, err)
+	}
+	if err := os.Rename(tmp, filepath.Join(outer, name)); err != nil {
+		os.RemoveAll(outer)
+		return tmp, fmt.Errorf("archive %s: the cache: %w", c.loc.label, err)
+	}
+	return outer, nil
 }
 
 // keepTrees is how long an unpacked tree stays after a newer one
