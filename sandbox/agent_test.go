@@ -129,6 +129,15 @@ func TestAgentFiles(t *testing.T) {
 			t.Errorf("%+v", af)
 		}
 	})
+	t.Run("a path Podman cannot mount", func(t *testing.T) {
+		af := &agentFiles{mounts: []ctrMount{{Source: "/opt/a,b/skillkit"}}}
+		if err := af.mountable(true); err == nil || !strings.Contains(err.Error(), "comma") {
+			t.Errorf("Podman: %v", err)
+		}
+		if err := af.mountable(false); err != nil {
+			t.Errorf("Docker: %v", err)
+		}
+	})
 	t.Run("a replaced library", func(t *testing.T) {
 		exe, _ := os.Executable()
 		maps := "7f00-7f10 r-xp 00000000 08:01 1 /usr/lib/x86_64-linux-gnu/libc.so.6 (deleted)\n"

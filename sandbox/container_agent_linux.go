@@ -115,6 +115,17 @@ func agentFilesOf(exe, maps string) (*agentFiles, error) {
 	return af, nil
 }
 
+// mountable says why the engine cannot bind-mount the agent's files, or
+// returns nil: Podman's API splits a mount's source at commas.
+func (af *agentFiles) mountable(podman bool) error {
+	for _, m := range af.mounts {
+		if podman && strings.Contains(m.Source, ",") {
+			return fmt.Errorf("%s has a comma in its path, which Podman's API cannot bind-mount", m.Source)
+		}
+	}
+	return nil
+}
+
 // soname returns the name a library is asked for by (its DT_SONAME), or
 // its file name.
 func soname(path string) (string, error) {

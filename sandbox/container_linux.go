@@ -215,7 +215,11 @@ func NewContainer(opts *ContainerOptions) (Runner, error) {
 	}
 	r.nproc = engineNproc(cfg.socket)
 	if !cfg.noAgent {
-		if r.agent, err = findAgentFiles(); err != nil {
+		if r.agent, err = findAgentFiles(); err == nil {
+			err = r.agent.mountable(r.podman)
+		}
+		if err != nil {
+			r.agent = nil
 			cfg.logger.Warn("sandbox: container runner: this binary cannot run as the containers' command agent; each command is an engine exec (about 100 ms)",
 				slog.String("error", err.Error()))
 		}
