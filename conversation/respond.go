@@ -83,8 +83,8 @@ func (c *Conversation) Respond(ctx context.Context, a Assistant) (*Step, error) 
 	co := c.catalogOptions(ctx, snap)
 	call := tools.Call{Skills: snap, State: view, SessionID: c.id, Agent: c.agent}
 	if c.opts.Renew != nil {
-		call.Renew = func(ctx context.Context) (*registry.Snapshot, error) {
-			if err := c.opts.Renew(ctx, snap); err != nil {
+		call.Renew = func(ctx context.Context, stale *registry.Snapshot) (*registry.Snapshot, error) {
+			if err := c.opts.Renew(ctx, stale); err != nil {
 				return nil, err
 			}
 			return c.skills(ctx), nil

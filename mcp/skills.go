@@ -546,35 +546,24 @@ func (s *skillsServer) readResource(ctx context.Context, req *sdk.ReadResourceRe
 	})
 }
 
-// staleRetries bounds the renewed snapshots a request tries when the
-// skill it reads changes on disk meanwhile.
-const staleRetries = 3
-
 // retryStale runs fn on the request's snapshot and, while its error wraps
 // registry.ErrStale (a skill changed on disk since the snapshot was
-// taken), on renewed ones; a skill that keeps changing is an error that
-// says so.
+// taken), on renewed ones (registry.Retry); a skill that keeps changing
+// is an error that says so.
 func retryStale[T any](ctx context.Context, s *skillsServer, fn func(*registry.Snapshot) (T, error)) (T, error) {
-	var zero T
 	snap, err := s.snapshot(ctx)
 	if err != nil {
+		var zero T
 		return zero, err
 	}
-	for i := 0; ; i++ {
-		v, err := fn(snap)
-		if !errors.Is(err, registry.ErrStale) {
-			return v, err
-		}
-		if s.cfg.Renew == nil || i == staleRetries {
-			return zero, internalError(errors.New("the skill is changing on disk (being edited or replaced); try again in a moment"))
-		}
-		if snap, err = s.cfg.Renew(ctx, snap); err != nil || snap == nil {
-			if ctx.Err() != nil {
-				return zero, internalError(ctx.Err())
-			}
-			return zero, internalError(errors.New("the skill is changing on disk (being edited or replaced); try again in a moment"))
-		}
+	v, err := registry.Retry(ctx, snap, s.cfg.Renew, fn)
+	switch {
+	case !errors.Is(err, registry.ErrStale):
+		return v, err
+	case ctx.Err() != nil:
+		return v, internalError(ctx.Err())
 	}
+	return v, internalError(errors.New("the skill is changing on disk (being edited or replaced); try again in a moment"))
 }
 
 // readErrStale is readError, except that an error wrapping

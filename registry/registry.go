@@ -29,6 +29,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"runtime"
@@ -318,4 +319,30 @@ func build(r *Registry, all []*entry, diags []skill.Diagnostic) *Snapshot {
 	}
 	s.all = s.entries
 	return s
+}
+
+// StaleRetries is how many renewed snapshots Retry tries after a read
+// found a skill's files changed on disk.
+const StaleRetries = 3
+
+// Retry runs fn on snap and, while fn's error wraps ErrStale (a skill's
+// files changed on disk since the snapshot was taken, as when they are
+// being saved), again on the snapshot renew returns for the stale one,
+// up to StaleRetries times. It returns fn's last result; a nil renew, or
+// one that fails, ends the retries there. renew is typically
+// Registry.Renew, with the caller's filters applied to its result.
+func Retry[T any](ctx context.Context, snap *Snapshot, renew func(ctx context.Context, stale *Snapshot) (*Snapshot, error), fn func(*Snapshot) (T, error)) (T, error) {
+	v, err := fn(snap)
+	for range StaleRetries {
+		if !errors.Is(err, ErrStale) || renew == nil {
+			break
+		}
+		fresh, rerr := renew(ctx, snap)
+		if rerr != nil || fresh == nil {
+			break
+		}
+		snap = fresh
+		v, err = fn(snap)
+	}
+	return v, err
 }

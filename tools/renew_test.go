@@ -43,9 +43,9 @@ func TestStaleReadRenewed(t *testing.T) {
 	replace("SKILL.md", skillMD("s", "", "New instructions.\n"))
 	replace("references/guide.md", []byte("new guide\n"))
 	renews := 0
-	renew := func(ctx context.Context) (*registry.Snapshot, error) {
+	renew := func(ctx context.Context, stale *registry.Snapshot) (*registry.Snapshot, error) {
 		renews++
-		return reg.Renew(ctx, snap)
+		return reg.Renew(ctx, stale)
 	}
 	for _, tc := range []struct {
 		name string

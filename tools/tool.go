@@ -98,38 +98,22 @@ func (t Tool) Call(ctx context.Context, c Call) (Result, error) {
 	if err := check(c.Args); err != nil {
 		return invalidArgs(t.Name, err), nil
 	}
-	res, err := t.Handler(ctx, c)
-	if !errors.Is(err, registry.ErrStale) {
+	// A skill's files changed on disk since the snapshot was taken:
+	// again on renewed snapshots that have them as they are now.
+	res, err := registry.Retry(ctx, c.Skills, c.Renew, func(snap *registry.Snapshot) (Result, error) {
+		c.Skills = snap
+		return t.Handler(ctx, c)
+	})
+	switch {
+	case !errors.Is(err, registry.ErrStale):
 		return res, err
-	}
-	if c.Renew == nil && res.IsError {
+	case ctx.Err() != nil:
+		return Result{}, ctx.Err()
+	case c.Renew == nil && res.IsError:
 		return res, nil // the handler's own report of it
-	}
-	// A skill's files changed on disk since the snapshot was taken: again
-	// on a snapshot that has them as they are now (a few times, for files
-	// that are being rewritten).
-	for range staleRetries {
-		if c.Renew == nil {
-			break
-		}
-		fresh, rerr := c.Renew(ctx)
-		if rerr != nil || fresh == nil {
-			if ctx.Err() != nil {
-				return Result{}, ctx.Err()
-			}
-			break
-		}
-		c.Skills = fresh
-		if res, err = t.Handler(ctx, c); !errors.Is(err, registry.ErrStale) {
-			return res, err
-		}
 	}
 	return Errorf("Error: the skill's files are changing on disk (being edited or replaced); try again in a moment"), nil
 }
-
-// staleRetries bounds the renewed snapshots one call tries after a read
-// found a skill's files changed on disk.
-const staleRetries = 3
 
 // Call is what one invocation of a tool sees.
 type Call struct {
@@ -149,10 +133,11 @@ type Call struct {
 	// ID is the call's ID as the model gave it.
 	ID string
 	// Renew returns a snapshot, filtered as Skills, that is newer than
-	// Skills, for a call whose read found a skill's files changed on disk
-	// (registry.ErrStale): Tool.Call then runs the handler once more on
-	// it. Nil: such a call fails with an error the model sees.
-	Renew func(ctx context.Context) (*registry.Snapshot, error)
+	// stale, for a call whose read of stale found a skill's files changed
+	// on disk (registry.ErrStale): Tool.Call then runs the handler again
+	// on it (registry.Retry). Nil: such a call fails with an error the
+	// model sees.
+	Renew func(ctx context.Context, stale *registry.Snapshot) (*registry.Snapshot, error)
 }
 
 // State is the read side of an agent's skill load state.
