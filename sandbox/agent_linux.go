@@ -118,14 +118,6 @@ func readFrame(r *bufio.Reader) (typ byte, id uint32, payload []byte, err error)
 	return hdr[4], binary.BigEndian.Uint32(hdr[5:9]), payload, nil
 }
 
-// noEOF turns an end of file inside a frame into an unexpected one.
-func noEOF(err error) error {
-	if err == io.EOF {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
 func init() {
 	if len(os.Args) == 0 || os.Getenv(agentEnv) != "1" || filepath.Base(os.Args[0]) != agentArg0 {
 		return

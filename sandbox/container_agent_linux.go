@@ -4,10 +4,8 @@ package sandbox
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"debug/elf"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -214,7 +212,7 @@ func (r *containerRunner) startAgent(ctx context.Context, c *ctr) (*agentConn, e
 		return nil, err
 	}
 	a := &agentConn{r: r, c: c, h: h, cmds: map[uint32]*aexec{}, ended: make(chan struct{})}
-	fr := bufio.NewReaderSize(&agentStream{a: a}, 64<<10)
+	fr := bufio.NewReaderSize(&stdoutReader{r: h.r, other: diagWriter{a}}, 64<<10)
 	_ = h.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	typ, _, payload, err := readFrame(fr)
 	_ = h.conn.SetReadDeadline(time.Time{})
@@ -245,39 +243,17 @@ func (r *containerRunner) startAgent(ctx context.Context, c *ctr) (*agentConn, e
 	return a, nil
 }
 
-// agentStream reads the agent's stdout out of the engine's multiplexed
-// stream, keeping the start of its stderr for the log.
-type agentStream struct {
-	a    *agentConn
-	left int // bytes left in the current stdout frame
-}
+// diagWriter keeps the first KiB of the agent's stderr, for the log.
+type diagWriter struct{ a *agentConn }
 
-// Read implements io.Reader.
-func (s *agentStream) Read(p []byte) (int, error) {
-	r := s.a.h.r
-	for s.left == 0 {
-		var hdr [8]byte
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return 0, err
-		}
-		n := int(binary.BigEndian.Uint32(hdr[4:]))
-		if hdr[0] == 1 {
-			s.left = n
-			continue
-		}
-		b := make([]byte, n)
-		if _, err := io.ReadFull(r, b); err != nil {
-			return 0, noEOF(err)
-		}
-		s.a.mu.Lock()
-		if room := 1024 - len(s.a.diag); room > 0 {
-			s.a.diag = append(s.a.diag, truncate(b, room)...)
-		}
-		s.a.mu.Unlock()
+// Write implements io.Writer.
+func (w diagWriter) Write(b []byte) (int, error) {
+	w.a.mu.Lock()
+	defer w.a.mu.Unlock()
+	if room := 1024 - len(w.a.diag); room > 0 {
+		w.a.diag = append(w.a.diag, truncate(b, room)...)
 	}
-	n, err := r.Read(p[:min(len(p), s.left)])
-	s.left -= n
-	return n, err
+	return len(b), nil
 }
 
 // isDead reports whether the agent's stream has ended.
@@ -391,16 +367,7 @@ func (a *agentConn) close() {
 // next command gets a new one.
 func (a *agentConn) abandon() {
 	if a.hostPid > 0 {
-		var kids []int
-		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(a.hostPid) + "/task")
-		for _, t := range tasks {
-			b, _ := os.ReadFile("/proc/" + strconv.Itoa(a.hostPid) + "/task/" + t.Name() + "/children")
-			for _, f := range strings.Fields(string(b)) {
-				if n, err := strconv.Atoi(f); err == nil {
-					kids = append(kids, n)
-				}
-			}
-		}
+		kids := a.children()
 		a.c.killIf(syscall.SIGKILL, func(sid int) bool { return slices.Contains(kids, sid) })
 		if ns, err := os.Readlink("/proc/" + strconv.Itoa(a.hostPid) + "/ns/pid"); err == nil && ns == a.c.pidns {
 			_ = syscall.Kill(a.hostPid, syscall.SIGKILL)
@@ -418,12 +385,8 @@ const agentSilence = 5 * time.Second
 // stopped (or traced), or has sent nothing for agentSilence: it may be
 // busy forwarding output, which is fine.
 func (a *agentConn) unresponsive() bool {
-	if a.hostPid > 0 {
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(a.hostPid) + "/stat"); err == nil {
-			if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't') {
-				return true
-			}
-		}
+	if st, ok := procStat(a.hostPid); ok && st.stopped() {
+		return true
 	}
 	return time.Since(time.Unix(0, a.lastFrame.Load())) > agentSilence
 }
@@ -660,21 +623,30 @@ func (e *aexec) signal(sig syscall.Signal) {
 	_ = e.a.send(frameSignal, e.id, []byte{byte(sig)})
 }
 
-// hostPidOf returns the host PID of the agent's child whose PID in the
-// container is pid, or -1.
-func (a *agentConn) hostPidOf(pid int) int {
-	var cands []int
-	if a.hostPid > 0 {
-		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(a.hostPid) + "/task")
-		for _, t := range tasks {
-			b, _ := os.ReadFile("/proc/" + strconv.Itoa(a.hostPid) + "/task/" + t.Name() + "/children")
-			for _, f := range strings.Fields(string(b)) {
-				if n, err := strconv.Atoi(f); err == nil {
-					cands = append(cands, n)
-				}
+// children returns the host PIDs of the agent's children (its commands'
+// leaders), from every thread's list; none when it is not known or gone.
+func (a *agentConn) children() []int {
+	if a.hostPid <= 0 {
+		return nil
+	}
+	var kids []int
+	dir := "/proc/" + strconv.Itoa(a.hostPid) + "/task/"
+	tasks, _ := os.ReadDir(dir)
+	for _, t := range tasks {
+		b, _ := os.ReadFile(dir + t.Name() + "/children")
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				kids = append(kids, n)
 			}
 		}
 	}
+	return kids
+}
+
+// hostPidOf returns the host PID of the agent's child whose PID in the
+// container is pid, or -1.
+func (a *agentConn) hostPidOf(pid int) int {
+	cands := a.children()
 	if len(cands) == 0 {
 		cands = a.c.processes()
 	}

@@ -172,28 +172,49 @@ func (e *engine) startExec(ctx context.Context, id string) (*hijacked, error) {
 	return &hijacked{conn: conn, r: br}, nil
 }
 
-// demux copies the multiplexed frames (an 8-byte header: stream, three
-// zero bytes, big-endian length) to stdout and stderr until the stream
-// ends. Frames of the engine's own stream (3) go to stderr.
+// demux copies the multiplexed frames to stdout and stderr until the
+// stream ends. Frames of the engine's own stream (3) go to stderr.
 func (h *hijacked) demux(stdout, stderr io.Writer) error {
-	var hdr [8]byte
-	buf := make([]byte, 32<<10)
-	for {
-		if _, err := io.ReadFull(h.r, hdr[:]); err != nil {
-			if err == io.EOF {
-				return nil
-			}
-			return err
+	_, err := io.CopyBuffer(stdout, &stdoutReader{r: h.r, other: stderr}, make([]byte, 32<<10))
+	return err
+}
+
+// stdoutReader reads the stdout frames of the engine's multiplexed stream
+// (an 8-byte header: stream, three zero bytes, big-endian length), and
+// copies the frames of the other streams to other.
+type stdoutReader struct {
+	r     *bufio.Reader
+	other io.Writer
+	left  int // bytes left in the current stdout frame
+}
+
+// Read implements io.Reader.
+func (s *stdoutReader) Read(p []byte) (int, error) {
+	for s.left == 0 {
+		var hdr [8]byte
+		if _, err := io.ReadFull(s.r, hdr[:]); err != nil {
+			return 0, err
 		}
-		n := int64(binary.BigEndian.Uint32(hdr[4:]))
-		w := stdout
-		if hdr[0] != 1 {
-			w = stderr
+		n := int(binary.BigEndian.Uint32(hdr[4:]))
+		if hdr[0] == 1 {
+			s.left = n
+			continue
 		}
-		if _, err := io.CopyBuffer(w, io.LimitReader(h.r, n), buf); err != nil {
-			return err
+		if _, err := io.CopyN(s.other, s.r, int64(n)); err != nil {
+			return 0, noEOF(err)
 		}
 	}
+	n, err := s.r.Read(p[:min(len(p), s.left)])
+	s.left -= n
+	return n, noEOF(err)
+}
+
+// noEOF turns an end of file inside a frame into an unexpected one.
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // The engine's JSON shapes (only the fields used).

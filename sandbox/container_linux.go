@@ -748,18 +748,39 @@ func (c *ctr) processes() []int {
 
 // sessionOf returns the session id of a live (not zombie) process.
 func sessionOf(pid int) (int, bool) {
+	st, ok := procStat(pid)
+	if !ok || st.state == "Z" || st.state == "X" {
+		return 0, false
+	}
+	return st.sid, true
+}
+
+// stat is what the runner reads of /proc/PID/stat.
+type stat struct {
+	state string // R, S, D, T, t, Z, X...
+	sid   int
+}
+
+// stopped reports whether the process is stopped or stopped by a tracer.
+func (s stat) stopped() bool { return s.state == "T" || s.state == "t" }
+
+// procStat reads the state and session of a host process.
+func procStat(pid int) (stat, bool) {
+	if pid <= 0 {
+		return stat{}, false
+	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false
+		return stat{}, false
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, false
+		return stat{}, false
 	}
 	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 4 || f[0] == "Z" || f[0] == "X" {
-		return 0, false
+	if len(f) < 4 {
+		return stat{}, false
 	}
 	sid, err := strconv.Atoi(f[3])
-	return sid, err == nil
+	return stat{state: f[0], sid: sid}, err == nil
 }

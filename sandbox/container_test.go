@@ -693,10 +693,8 @@ func (r *containerRunner) agentStopped(ws string) bool {
 	defer r.mu.Unlock()
 	for _, c := range r.ctrs {
 		if pid := c.agentPid(); c.workspace == real && pid > 0 {
-			b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-			if i := bytes.LastIndexByte(b, ')'); err == nil && i > 0 && i+2 < len(b) {
-				return b[i+2] == 'T' || b[i+2] == 't'
-			}
+			st, ok := procStat(pid)
+			return ok && st.stopped()
 		}
 	}
 	return false

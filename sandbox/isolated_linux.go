@@ -286,22 +286,62 @@ func (r *isolated) checkDisk(p *prepared) error {
 	if r.unboundedDisk {
 		return nil
 	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(p.workspace, &st); err != nil {
-		return fmt.Errorf("sandbox: statfs the workspace %s: %w", p.workspace, err)
-	}
-	size := int64(st.Blocks) * st.Frsize
-	if size <= p.limits.DiskBytes && st.Files > 0 && int64(st.Files) <= p.limits.DiskInodes {
-		return nil
-	}
-	inodes := strconv.FormatUint(st.Files, 10)
-	if st.Files == 0 {
+	return CheckDiskBound(p.workspace, p.limits)
+}
+
+// DiskBoundError is the error of CheckDiskBound (it wraps
+// ErrUnboundedDisk): the filesystem holding Path is larger than the
+// bounds.
+type DiskBoundError struct {
+	// Path is the folder checked.
+	Path string
+	// Bytes and Inodes are its filesystem's size (Inodes 0: unbounded).
+	Bytes  int64
+	Inodes uint64
+	// MaxBytes and MaxInodes are the bounds it exceeds.
+	MaxBytes, MaxInodes int64
+}
+
+// Error implements error.
+func (e *DiskBoundError) Error() string {
+	inodes := strconv.FormatUint(e.Inodes, 10)
+	if e.Inodes == 0 {
 		inodes = "unbounded"
 	}
-	return fmt.Errorf("%w: the workspace %s is on a filesystem of %d bytes and %s inodes, above Limits.DiskBytes %d or DiskInodes %d, so a command could fill it; "+
+	return fmt.Sprintf("%v: the workspace %s is on a filesystem of %d bytes and %s inodes, above Limits.DiskBytes %d or DiskInodes %d, so a command could fill it; "+
 		"put the workspace on a volume (sandbox.NewVolume; workspace.Manager makes one per workspace when it runs as root) "+
 		"or set IsolatedOptions.UnboundedDisk (skillkit exec --unbounded-disk) to accept that",
-		ErrUnboundedDisk, p.workspace, size, inodes, p.limits.DiskBytes, p.limits.DiskInodes)
+		ErrUnboundedDisk, e.Path, e.Bytes, inodes, e.MaxBytes, e.MaxInodes)
+}
+
+// Unwrap returns ErrUnboundedDisk.
+func (e *DiskBoundError) Unwrap() error { return ErrUnboundedDisk }
+
+// CheckDiskBound returns a *DiskBoundError when the filesystem holding
+// path is larger than l's DiskBytes or DiskInodes (zero: the defaults)
+// allow: the isolated runner refuses such a workspace unless it is a
+// volume of its own or IsolatedOptions.UnboundedDisk accepts it. A path
+// not made yet is checked on the folder that will hold it.
+func CheckDiskBound(path string, l Limits) error {
+	l, err := l.withDefaults()
+	if err != nil {
+		return err
+	}
+	for {
+		if _, err := os.Stat(path); err == nil || filepath.Dir(path) == path {
+			break
+		}
+		path = filepath.Dir(path)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return fmt.Errorf("sandbox: statfs the workspace %s: %w", path, err)
+	}
+	size := int64(st.Blocks) * st.Frsize
+	if size <= l.DiskBytes && st.Files > 0 && int64(st.Files) <= l.DiskInodes {
+		return nil
+	}
+	return &DiskBoundError{Path: path, Bytes: size, Inodes: st.Files, MaxBytes: l.DiskBytes, MaxInodes: l.DiskInodes}
 }
 
 // checkReadOnly refuses read-only paths that would cover the parts of the

@@ -3,11 +3,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/skillkit/skillkit/sandbox"
 )
@@ -27,20 +25,10 @@ func checkWorkspaceDiskAs(euid int, runner string, f execFlags, cmd, dir, withou
 	if f.unboundedDisk || euid == 0 || runner != "isolated" {
 		return nil
 	}
-	for {
-		if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
-			break
-		}
-		dir = filepath.Dir(dir) // not made yet: its filesystem is its parent's
-	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return nil // the call reports it, with the workspace's own path
-	}
-	size := int64(st.Blocks) * st.Frsize
-	if size <= sandbox.DefaultDiskBytes && st.Files > 0 && st.Files <= sandbox.DefaultDiskInodes {
-		return nil
+	var be *sandbox.DiskBoundError
+	if err := sandbox.CheckDiskBound(dir, sandbox.Limits{}); !errors.As(err, &be) {
+		return nil // within the bound, or a failure the call reports with the workspace's own path
 	}
 	return fmt.Errorf("%s: every workspace_exec command would fail: the workspaces go under %s, on a filesystem of %.1f GiB, and without root the sandbox cannot give each a volume bounded to %s, so a command could fill it; "+
-		"pass --unbounded-disk to accept that, run as root, or %s", cmd, dir, float64(size)/(1<<30), mib(sandbox.DefaultDiskBytes), without)
+		"pass --unbounded-disk to accept that, run as root, or %s", cmd, dir, float64(be.Bytes)/(1<<30), mib(be.MaxBytes), without)
 }
