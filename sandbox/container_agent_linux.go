@@ -397,9 +397,9 @@ func (a *agentConn) lostErr(args0 string) error {
 	closing := a.closing
 	a.mu.Unlock()
 	if closing {
-		return fmt.Errorf("sandbox: run %q: the workspace's container was removed while the command ran", args0)
+		return fmt.Errorf("%w: run %q: the workspace's container was removed while the command ran", ErrCommandLost, args0)
 	}
-	return fmt.Errorf("sandbox: run %q: the container's command agent ended or stopped answering while the command ran (a command of the workspace can kill or stop it, or it ran out of memory); the command was killed", args0)
+	return fmt.Errorf("%w: run %q: the container's command agent ended or stopped answering while the command ran (a command of the workspace can kill or stop it, or it ran out of memory); the command was killed", ErrCommandLost, args0)
 }
 
 // aexec is one command started by a container's agent.
@@ -739,7 +739,9 @@ func (e *aexec) wait(finish func(res *Result)) (*Result, error) {
 		// that: they share a user): the command's end is unknown, so it
 		// is ended.
 		e.signal(syscall.SIGKILL)
-		return nil, e.a.lostErr(e.p.args[0])
+		res.Signal, res.ExitCode = int(syscall.SIGKILL), 128+int(syscall.SIGKILL)
+		res.Duration = time.Since(e.start)
+		return res, e.a.lostErr(e.p.args[0])
 	case forcedEnd(res, killed, timedOut, graceKilled):
 	default:
 		res.ExitCode = e.exit.Exit

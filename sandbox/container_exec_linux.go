@@ -188,7 +188,7 @@ func (e *cexec) wait(finish func(res *Result)) (*Result, error) {
 	if removed && !killed && !timedOut && res.Signal == int(syscall.SIGKILL) {
 		// Ended by the container's removal (ReleaseWorkspace, Close),
 		// not by itself: as the agent's path says.
-		return nil, fmt.Errorf("sandbox: run %q: the workspace's container was removed while the command ran", e.p.args[0])
+		return nil, fmt.Errorf("%w: run %q: the workspace's container was removed while the command ran", ErrCommandLost, e.p.args[0])
 	}
 	return res, nil
 }
@@ -268,6 +268,12 @@ func (r *containerRunner) runIn(ctx context.Context, c *ctr, p *prepared) (*Resu
 	stderr := NewHeadTail(int(p.limits.OutputBytes))
 	start := time.Now()
 	e, engineExec, err := r.launchIn(ctx, ctx, c, p, stdout, stderr, false)
+	if errors.Is(err, ErrCommandLost) && !errors.Is(err, errContainerGone) {
+		// The agent went before it said the command started (which it
+		// may have, and killed it): killed, as when it goes later.
+		res := &Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Signal: int(syscall.SIGKILL), ExitCode: 128 + int(syscall.SIGKILL), Duration: time.Since(start)}
+		return res, err
+	}
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, errContainerGone) {
 			res := &Result{TimedOut: true, Signal: int(syscall.SIGTERM), ExitCode: 128 + int(syscall.SIGTERM), Duration: time.Since(start)}

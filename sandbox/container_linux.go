@@ -139,7 +139,8 @@ func (c *ctr) agentPid() int {
 // added to the pids bound, so a command gets Limits.Processes tasks,
 // never more (one fewer for each thread the agent's Go runtime adds
 // later, which is rare). A command can kill or stop the agent (they
-// share a user); the command then ends with an error, its processes are
+// share a user); the command then ends with an error wrapping
+// ErrCommandLost and the result read until then, its processes are
 // killed (a stopped agent, found out when it does not answer by the
 // command's deadline, too), and the next command gets a new agent. It
 // cannot trace the agent or read its memory (the agent is not dumpable).

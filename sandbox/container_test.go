@@ -460,7 +460,7 @@ func testContainer(t *testing.T, env *podmanEnv, noAgent bool) {
 		if err := r.(io.Closer).Close(); err != nil {
 			t.Error(err)
 		}
-		if err := <-done; err == nil || !strings.Contains(err.Error(), "removed while the command ran") {
+		if err := <-done; !errors.Is(err, ErrCommandLost) || !strings.Contains(err.Error(), "removed while the command ran") {
 			t.Errorf("the command's end: %v, want the container's removal", err)
 		}
 	})
@@ -488,8 +488,11 @@ func testContainerAgent(t *testing.T, env *podmanEnv, r Runner) {
 	t.Run("killed by a command", func(t *testing.T) {
 		ws := testWorkspace(t)
 		crun(t, r, "true", Spec{Workspace: ws})
-		res, err := r.Run(context.Background(), Spec{Args: []string{"/bin/sh", "-c", "kill -KILL $PPID; sleep 0.3; echo after"}, Workspace: ws, Timeout: 20 * time.Second})
-		if err == nil || !strings.Contains(err.Error(), "agent ended") || res != nil {
+		res, err := r.Run(context.Background(), Spec{Args: []string{"/bin/sh", "-c", "echo before; kill -KILL $PPID; sleep 0.3; echo after"}, Workspace: ws, Timeout: 20 * time.Second})
+		// The error says what happened; the result has what was read
+		// until then, and the SIGKILL that ended the command.
+		if !errors.Is(err, ErrCommandLost) || !strings.Contains(err.Error(), "agent ended") || res == nil ||
+			res.Signal != int(syscall.SIGKILL) || res.ExitCode != 137 || strings.Contains(string(res.Stdout), "after") {
 			t.Errorf("want the agent's end as the error; %v %+v", err, res)
 		}
 		if n := len(proctest.WithArg("kill -KILL $PPID")); n != 0 {
@@ -515,7 +518,7 @@ func testContainerAgent(t *testing.T, env *podmanEnv, r Runner) {
 		const marker = "agent-stopper"
 		res, err := r.Run(context.Background(), Spec{Args: []string{"/bin/sh", "-c", "kill -STOP $PPID; echo stopped; sleep 100 # " + marker},
 			Workspace: ws, Timeout: time.Second})
-		if err == nil || !strings.Contains(err.Error(), "stopped answering") || res != nil {
+		if !errors.Is(err, ErrCommandLost) || !strings.Contains(err.Error(), "stopped answering") || res == nil || res.Signal != int(syscall.SIGKILL) {
 			t.Errorf("want the agent's silence as the error; %v %+v", err, res)
 		}
 		if left := proctest.WithArg(marker); len(left) != 0 {

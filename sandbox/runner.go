@@ -169,6 +169,12 @@ var (
 	// ErrCommandStart: the command could not be started (not found, not
 	// executable, bad interpreter). Shells report this as status 127.
 	ErrCommandStart = errors.New("sandbox: cannot start the command")
+	// ErrCommandLost: the command ran, but its end is not known — the
+	// container runner's command agent ended or stopped answering (a
+	// command of the workspace can do that), or the workspace's
+	// container was removed while it ran. Its processes were killed. A
+	// Result may come with it: the output read until then.
+	ErrCommandLost = errors.New("sandbox: the command's end is not known")
 	// ErrUnboundedDisk: the workspace lies on a filesystem larger than
 	// Limits.DiskBytes or Limits.DiskInodes, so the isolated runner could
 	// not bound what the command stores (see NewVolume and

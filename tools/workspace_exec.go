@@ -244,6 +244,12 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 	}
 	defer st.unlock()
 	res, err := e.runCommand(ctx, ws, st.run, st.spec)
+	var lost []string
+	if errors.Is(err, sandbox.ErrCommandLost) && res != nil && ctx.Err() == nil {
+		// The command's own doing, most likely (it killed or stopped
+		// what ran it): a result, with what it printed until then.
+		lost, err = []string{detail(err, sandbox.ErrCommandLost)}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +264,7 @@ func (e *Executor) Exec(ctx context.Context, ws *workspace.Workspace, snap *regi
 		DiskLimit:       res.DiskLimit,
 		DurationMS:      res.Duration.Milliseconds(),
 		OutputFiles:     []workspace.OutputFile{},
-		Notes:           append(st.notes, notes(res, st.spec.Timeout, e.limits)...),
+		Notes:           append(append(st.notes, lost...), notes(res, st.spec.Timeout, e.limits)...),
 		Unstaged:        st.unstaged,
 	}
 	if len(req.OutputFiles) > 0 {
@@ -576,6 +582,8 @@ func execError(ctx context.Context, err error) (Result, error) {
 		return Errorf("Error: env: %s", detail(err, sandbox.ErrForbiddenEnv)), nil
 	case errors.Is(err, sandbox.ErrCommandStart):
 		return Errorf("Error: %s", detail(err, sandbox.ErrCommandStart)), nil
+	case errors.Is(err, sandbox.ErrCommandLost):
+		return Errorf("Error: %s", detail(err, sandbox.ErrCommandLost)), nil
 	case errors.Is(err, sandbox.ErrWorkingDir):
 		return Errorf("Error: cwd: %s", detail(err, sandbox.ErrInvalidSpec, sandbox.ErrWorkingDir, sandbox.ErrOutsideWorkspace)), nil
 	case errors.Is(err, ErrExecRequest):

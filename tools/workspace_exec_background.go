@@ -562,6 +562,12 @@ func (b *background) report(p *bgProc, out sandbox.Output, extra []string) (*Bac
 		DurationMS: time.Since(p.started).Milliseconds(), Notes: extra}
 	if out.Done {
 		res, err := p.proc.Wait()
+		if errors.Is(err, sandbox.ErrCommandLost) && res != nil {
+			// Ended as a killed command is, and the note says why.
+			res.Killed = true
+			r.Notes = append(r.Notes, detail(err, sandbox.ErrCommandLost))
+			err = nil
+		}
 		if err != nil {
 			b.forget(p)
 			return nil, fmt.Errorf("tools: background command %s: %w", p.handle, err)

@@ -3,10 +3,12 @@
 package cli
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/skillkit/skillkit/internal/podmantest"
+	"github.com/skillkit/skillkit/tools"
 )
 
 // TestExecInContainer runs a skill's command with --runner container
@@ -24,6 +26,17 @@ func TestExecInContainer(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	// A command that kills what runs it in the container is a result:
+	// what it printed, killed, and a note that says why.
+	out, errOut, code = runCLIVars(t, vars, "exec", "--runner", "container", "--image", env.Image, "--json",
+		"--", "sh", "-c", "echo before; kill -9 $PPID; sleep 1; echo after")
+	var res tools.ExecResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("exit %d, not JSON: %v\n%s\n%s", code, err, out, errOut)
+	}
+	if res.ExitCode != 137 || res.Stdout != "before\n" || !strings.Contains(strings.Join(res.Notes, "\n"), "agent ended") {
+		t.Errorf("exit %d: %+v", code, res)
 	}
 }
 

@@ -359,6 +359,11 @@ func execRunner(env *Env, f execFlags, cmd, what string) (sandbox.Runner, error)
 			fix = "enable user namespaces (sysctl user.max_user_namespaces > 0, and kernel.unprivileged_userns_clone=1 where it exists), or pass "
 		case sandbox.FeatureCgroups:
 			fix = "run as root, or pass --allow-downgrade to run without the memory and process bounds, or "
+			if os.Geteuid() != 0 && !f.unboundedDisk {
+				// The disk bound is the next thing a user without root
+				// meets: say both at once.
+				fix = "run as root, or pass --allow-downgrade --unbounded-disk to run without the memory, process and disk bounds (a user without root needs both), or "
+			}
 		default:
 			fix = "pass --allow-downgrade to run without that layer, or "
 		}
