@@ -32,8 +32,10 @@ func Alive(owner string) bool {
 	if err != nil || n <= 0 {
 		return true
 	}
-	st, err := startTime(n)
-	return err == nil && st == start
+	st, state, err := stat(n)
+	// A zombie (killed, not yet reaped by its parent) is dead: what it
+	// owned is a leftover already.
+	return err == nil && st == start && state != "Z" && state != "X"
 }
 
 // Parse splits "<pid>-<starttime>-<rest>" into the owner and the rest.
@@ -51,17 +53,23 @@ func Parse(name string) (owner, rest string, ok bool) {
 
 // startTime returns field 22 of /proc/PID/stat (start time in clock ticks).
 func startTime(pid int) (string, error) {
+	st, _, err := stat(pid)
+	return st, err
+}
+
+// stat returns the start time and the state of a process.
+func stat(pid int) (start, state string, err error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return "", errors.New("owner: malformed /proc stat")
+		return "", "", errors.New("owner: malformed /proc stat")
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 20 {
-		return "", errors.New("owner: malformed /proc stat")
+		return "", "", errors.New("owner: malformed /proc stat")
 	}
-	return f[19], nil
+	return f[19], f[0], nil
 }

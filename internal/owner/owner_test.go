@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSelfAlive(t *testing.T) {
@@ -26,6 +27,30 @@ func TestSelfAlive(t *testing.T) {
 	if Alive(strconv.Itoa(cmd.Process.Pid) + "-1") {
 		t.Error("an exited process counts as alive")
 	}
+	// Killed and not reaped yet: a zombie is dead too.
+	zombie := exec.Command("/bin/sleep", "60")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	zst, err := startTime(zombie.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := strconv.Itoa(zombie.Process.Pid) + "-" + zst
+	if !Alive(owner) {
+		t.Error("a running child counts as dead")
+	}
+	_ = zombie.Process.Kill()
+	for {
+		if _, state, err := stat(zombie.Process.Pid); err != nil || state == "Z" {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if Alive(owner) {
+		t.Error("a zombie counts as alive")
+	}
+	_ = zombie.Wait()
 	for _, odd := range []string{"", "x", "12", "a-b"} {
 		if !Alive(odd) {
 			t.Errorf("Alive(%q) = false; an unparsable owner must count as alive", odd)
