@@ -32,7 +32,7 @@ func TestCheckWorkspaceDisk(t *testing.T) {
 		{"the local runner bounds nothing", 1000, "local", execFlags{}, dir, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkWorkspaceDiskAs(tc.euid, tc.runner, tc.f, "serve", tc.dir, "pass --no-exec to serve without commands")
+			err := checkWorkspaceDiskAs(tc.euid, tc.runner, tc.f, "serve", "every workspace_exec command", tc.dir, "pass --no-exec to serve without commands")
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("unexpected error: %v", err)

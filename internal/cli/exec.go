@@ -218,6 +218,9 @@ func runExec(ctx context.Context, env *Env, f execFlags, roots, argv []string) e
 		return err
 	}
 	defer cleanup()
+	if err := checkWorkspaceDisk(runner, f, "exec", "the command", ws.Dir(), "pass --local to run without confinement (trusted commands only)"); err != nil {
+		return err
+	}
 	copied, err := copyInputs(ctx, ws, inputs)
 	if err != nil {
 		return err

@@ -381,7 +381,7 @@ func (r *runner) kit(ctx context.Context, st session.Store, cfg sessionConfig) (
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := checkWorkspaceDisk(runner, r.f.sandbox, r.name, os.TempDir(), "drop --exec to go without commands"); err != nil {
+		if err := checkWorkspaceDisk(runner, r.f.sandbox, r.name, "every workspace_exec command", os.TempDir(), "drop --exec to go without commands"); err != nil {
 			if c, ok := runner.(io.Closer); ok {
 				_ = c.Close()
 			}

@@ -273,7 +273,7 @@ func runServe(cmd *cobra.Command, env *Env, f *serveFlags, roots []string) error
 		if f.workspaces != "" {
 			wsDir = hostPath(env, f.workspaces)
 		}
-		if err := checkWorkspaceDisk(runner, sf, "serve", wsDir, "pass --no-exec to serve without commands"); err != nil {
+		if err := checkWorkspaceDisk(runner, sf, "serve", "every workspace_exec command", wsDir, "pass --no-exec to serve without commands"); err != nil {
 			closeRunner()
 			return err
 		}
