@@ -342,7 +342,14 @@ func execRunner(env *Env, f execFlags, cmd, what string) (sandbox.Runner, error)
 		return sandbox.NewUnconfinedLocal(&sandbox.LocalOptions{MaxTimeout: maxT, Logger: logger})
 	}
 	if f.unboundedDisk || f.allowDowngrade {
-		fmt.Fprintf(env.Stderr, "skillkit %s: WARNING: %s: the sandbox does not bound everything it would\n", cmd, strings.Join(weakened(f), " and "))
+		var what []string
+		if f.unboundedDisk {
+			what = append(what, "--unbounded-disk: what a command writes to its workspace is not bounded")
+		}
+		if f.allowDowngrade {
+			what = append(what, "--allow-downgrade: the layers this host lacks (Landlock, seccomp, or the memory and process cgroups) are left out")
+		}
+		fmt.Fprintf(env.Stderr, "skillkit %s: WARNING: the sandbox does not bound everything it would: %s\n", cmd, strings.Join(what, "; "))
 	}
 	r, err := sandbox.NewIsolated(&sandbox.IsolatedOptions{
 		MaxTimeout:     maxT,
