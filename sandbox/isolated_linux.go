@@ -295,11 +295,14 @@ func (r *isolated) checkDisk(p *prepared) error {
 type DiskBoundError struct {
 	// Path is the folder checked.
 	Path string
-	// Bytes and Inodes are its filesystem's size (Inodes 0: unbounded).
-	Bytes  int64
+	// Bytes is the size of its filesystem.
+	Bytes int64
+	// Inodes is its filesystem's inode count (0: unbounded).
 	Inodes uint64
-	// MaxBytes and MaxInodes are the bounds it exceeds.
-	MaxBytes, MaxInodes int64
+	// MaxBytes is the bound on Bytes (Limits.DiskBytes).
+	MaxBytes int64
+	// MaxInodes is the bound on Inodes (Limits.DiskInodes).
+	MaxInodes int64
 }
 
 // Error implements error.
